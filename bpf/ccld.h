@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ccld event ABI: the one header shared by the BPF programs, the userspace
+ * loader, the capture files and the analyzer.  Fixed-size (128 byte)
+ * little-endian records with a type tag, a version and explicit padding.
+ * It includes nothing: BPF code gets the __u types from vmlinux.h, userspace
+ * from <linux/types.h>.  Changing a layout means bumping CCLD_ABI_VERSION.
+ */
+#ifndef CCLD_H
+#define CCLD_H
+
+#define CCLD_ABI_VERSION	1
+#define CCLD_EVENT_SIZE		128
+#define CCLD_MAX_LAYOUTS	64	/* distinct NCCL builds traced at once */
+#define CCLD_MAX_SEQ_TYPES	8	/* comm->seqNumber[] entries summed */
+
+/* Hooked functions.  The uprobe cookie is (layout_slot << 16) | fn. */
+enum ccld_fn {
+	CCLD_FN_NONE = 0,
+	/* collectives, in this order (ccld_fn_is_coll) */
+	CCLD_FN_ALLREDUCE,
+	CCLD_FN_ALLGATHER,
+	CCLD_FN_REDUCESCATTER,
+	CCLD_FN_BROADCAST,
+	CCLD_FN_REDUCE,
+	CCLD_FN_ALLTOALL,
+	CCLD_FN_GATHER,
+	CCLD_FN_SCATTER,
+	/* point to point */
+	CCLD_FN_SEND,
+	CCLD_FN_RECV,
+	/* groups */
+	CCLD_FN_GROUP_START,
+	CCLD_FN_GROUP_END,
+	/* communicator creation */
+	CCLD_FN_INIT_RANK,
+	CCLD_FN_INIT_RANK_CONFIG,
+	CCLD_FN_INIT_RANK_SCALABLE,
+	CCLD_FN_INIT_ALL,
+	CCLD_FN_SPLIT,
+	CCLD_FN_SHRINK,
+	/* teardown */
+	CCLD_FN_FINALIZE,
+	CCLD_FN_DESTROY,
+	CCLD_FN_ABORT,
+	/* errors */
+	CCLD_FN_GET_ASYNC_ERROR,
+	/* tier B: CUDA runtime / driver completion signals */
+	CCLD_FN_CUDA_EVENT_RECORD,	/* (event, stream) */
+	CCLD_FN_CUDA_EVENT_QUERY,	/* (event) -> 0 when complete */
+	CCLD_FN_CUDA_EVENT_SYNC,	/* (event) */
+	CCLD_FN_CUDA_STREAM_SYNC,	/* (stream) */
+	CCLD_FN_CUDA_STREAM_QUERY,	/* (stream) -> 0 when idle */
+	CCLD_FN_MAX,
+};
+
+/* cookie bit: the hook is on the driver API (libcuda), not the runtime */
+#define CCLD_COOKIE_DRIVER	(1u << 15)
+
+#define ccld_fn_is_coll(fn)	((fn) >= CCLD_FN_ALLREDUCE && (fn) <= CCLD_FN_SCATTER)
+#define ccld_fn_is_p2p(fn)	((fn) == CCLD_FN_SEND || (fn) == CCLD_FN_RECV)
+#define ccld_fn_is_init(fn)	((fn) >= CCLD_FN_INIT_RANK && (fn) <= CCLD_FN_SHRINK)
+#define ccld_fn_is_teardown(fn)	((fn) >= CCLD_FN_FINALIZE && (fn) <= CCLD_FN_ABORT)
+#define ccld_fn_is_cuda(fn)	((fn) >= CCLD_FN_CUDA_EVENT_RECORD && (fn) <= CCLD_FN_CUDA_STREAM_QUERY)
+
+enum ccld_ev_type {
+	CCLD_EV_CALL = 1,	/* collective / p2p entry: arguments */
+	CCLD_EV_RET,		/* return of a hooked call: ret code, duration */
+	CCLD_EV_GROUP,		/* ncclGroupStart / ncclGroupEnd entry */
+	CCLD_EV_COMM,		/* comm creation / teardown entry (rare ring) */
+	CCLD_EV_COMM_RET,	/* comm creation / teardown return (rare ring) */
+	CCLD_EV_ASYNC_ERR,	/* ncclCommGetAsyncError returned an error (rare) */
+	CCLD_EV_CUDA,		/* tier B call returned: u.cuda */
+	CCLD_EV_LIB_LOAD,	/* a new process loaded an NCCL library (rare) */
+	/* written by userspace into the same stream (and capture files) */
+	CCLD_EV_PROC_ATTACH = 32, /* a process was attached */
+	CCLD_EV_PROC_EXIT,	/* a traced process exited */
+	CCLD_EV_LOST,		/* ring buffer drops noticed: u.lost */
+	CCLD_EV_TICK,		/* the host's clock, every 250 ms: ts_ns = now */
+	CCLD_EV_PROC_STATE,	/* /proc state letter changed: u.proc.state */
+	CCLD_EV_TYPE_MAX,
+};
+
+/* ccld_event.flags */
+#define CCLD_F_IDENT	(1u << 0) /* comm magic checked, hash/rank/nranks read */
+#define CCLD_F_SEQ	(1u << 1) /* nccl_seq holds sum(comm->seqNumber[]) */
+#define CCLD_F_NO_MAGIC	(1u << 2) /* layout has no magic: fields read unchecked */
+#define CCLD_F_BAD_COMM	(1u << 3) /* comm pointer failed the magic check */
+#define CCLD_F_RETPROBE	(1u << 4) /* produced by a uretprobe */
+
+/* Identity of a communicator as read from the target's memory at the probe. */
+struct ccld_ident {
+	__u64 comm;		/* ncclComm_t address in the target */
+	__u64 hash;		/* comm->commHash (0: unknown) */
+	__s32 rank;		/* comm->rank (-1: unknown) */
+	__s32 nranks;		/* comm->nRanks (-1: unknown) */
+	__u64 nccl_seq;		/* sum of comm->seqNumber[] (CCLD_F_SEQ) */
+};
+
+struct ccld_call {		/* CCLD_EV_CALL */
+	__u64 count;
+	__u64 sendbuff;
+	__u64 recvbuff;
+	__u64 stream;
+	__s32 root_or_peer;	/* root (bcast/reduce/gather/scatter), peer (p2p), -1 */
+	__u8 dtype;		/* ncclDataType_t */
+	__u8 redop;		/* ncclRedOp_t, 0xff: none */
+	__u8 pad[2];
+	__u32 group_depth;	/* ncclGroupStart nesting at the call */
+	__u32 pad2;
+};
+
+struct ccld_ret {		/* CCLD_EV_RET, CCLD_EV_COMM_RET */
+	__s64 ret;		/* ncclResult_t */
+	__u64 entry_ns;		/* ts of the matching entry, 0 if unseen */
+	__u64 newcomm;		/* *newcomm at return of a creation call */
+	__u64 cuda_dev;		/* comm->cudaDev at a creation return */
+	__u64 bus_id;		/* comm->busId at a creation return */
+};
+
+struct ccld_group {		/* CCLD_EV_GROUP */
+	__u32 depth;		/* nesting before this call */
+	__u32 pad;
+};
+
+struct ccld_comm_call {		/* CCLD_EV_COMM */
+	__u64 id_hash;		/* FNV-1a of the by-value ncclUniqueId (InitRank*) */
+	__u64 parent;		/* parent comm (Split/Shrink) */
+	__u64 newcomm_pp;	/* ncclComm_t* out parameter */
+	__s32 nranks;		/* argument (InitRank*, InitAll ndev) */
+	__s32 rank;		/* argument (InitRank*) */
+	__s32 color;		/* Split */
+	__s32 key;		/* Split */
+	__u64 parent_hash;	/* parent->commHash (Split/Shrink) */
+};
+
+struct ccld_cuda {		/* CCLD_EV_CUDA */
+	__u64 event;		/* cudaEvent_t / CUevent, 0 for stream calls */
+	__u64 stream;		/* cudaStream_t / CUstream, 0 for event calls */
+	__s64 ret;		/* cudaError_t / CUresult */
+	__u64 entry_ns;
+	__u32 driver;		/* 1: libcuda (cu*), 0: runtime (cuda*) */
+	__u32 pad;
+};
+
+struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
+	__s64 result;		/* the ncclResult_t written to *asyncError */
+};
+
+struct ccld_proc {		/* CCLD_EV_PROC_ATTACH / _EXIT / _STATE */
+	__u32 ppid;
+	__u32 layout_slot;	/* index of the library's layout, or ~0 */
+	__s32 exit_code;	/* PROC_EXIT: wait status if known, else -1 */
+	__u8 state;		/* /proc/PID/stat state letter ('T': stopped) */
+	__u8 pad[3];
+	char name[32];		/* /proc/PID/comm */
+};
+
+struct ccld_lost {		/* CCLD_EV_LOST */
+	__u64 main_drops;	/* cumulative, all CPUs */
+	__u64 rare_drops;
+};
+
+struct ccld_event {
+	__u16 type;		/* enum ccld_ev_type */
+	__u8 version;		/* CCLD_ABI_VERSION */
+	__u8 fn;		/* enum ccld_fn */
+	__u32 flags;		/* CCLD_F_* */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	struct ccld_ident id;	/* 32 bytes */
+	union {
+		struct ccld_call call;
+		struct ccld_ret ret;
+		struct ccld_group group;
+		struct ccld_comm_call comm;
+		struct ccld_async_err async_err;
+		struct ccld_cuda cuda;
+		struct ccld_proc proc;
+		struct ccld_lost lost;
+		__u8 raw[64];
+	} u;
+	__u8 pad[8];
+};
+
+/*
+ * Struct field offsets of one NCCL build, from its DWARF, passed to BPF in
+ * the read-only layouts map.  -1: field not found (feature off).
+ */
+struct ccld_layout {
+	__s32 start_magic;
+	__s32 end_magic;
+	__s32 comm_hash;
+	__s32 rank;
+	__s32 nranks;
+	__s32 cuda_dev;
+	__s32 bus_id;
+	__s32 seq_number;	/* comm->seqNumber[0] */
+	__u32 seq_number_n;	/* elements of seqNumber[] (<= CCLD_MAX_SEQ_TYPES) */
+	__s32 op_count;
+	__s32 coll_op_count;
+	__s32 n_channels;
+	__u64 magic;		/* NCCL_MAGIC */
+	__u32 valid;		/* nonzero when this slot is filled */
+	__u32 pad;
+};
+
+/*
+ * Proxy struct offsets (tier C, nccl-hooks.md section 3), from DWARF.
+ * args_* are offsets in struct ncclProxyArgs, sub_* in struct
+ * ncclProxySubArgs; args_subs is the offset of subs[0], sub_size its stride.
+ */
+struct ccld_proxy_layout {
+	__s32 args_subs;
+	__s32 sub_size;
+	__s32 args_nsubs;
+	__s32 args_done;
+	__s32 args_op_count;
+	__s32 args_slice_steps;
+	__s32 args_chunk_steps;
+	__s32 args_progress;
+	__s32 args_coll;
+	__s32 args_protocol;
+	__s32 sub_channel_id;
+	__s32 sub_nsteps;
+	__s32 sub_nbytes;
+	__s32 sub_peer;
+	__s32 sub_posted;
+	__s32 sub_received;
+	__s32 sub_transmitted;
+	__s32 sub_done;
+	__s32 sub_flushed;
+	__u32 valid;
+};
+
+#endif /* CCLD_H */

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* State machines and sequence numbers, fed with synthetic records. */
+#include <stdlib.h>
+#include "check.h"
+#include "state.h"
+
+#define MAX_DONE 64
+
+static struct call_rec done[MAX_DONE];
+static int ndone;
+static int nentered;
+static int comm_changes;
+
+static void on_enter(void *ctx, const struct call_rec *c)
+{
+	nentered++;
+}
+
+static void on_done(void *ctx, const struct call_rec *c)
+{
+	if (ndone < MAX_DONE)
+		done[ndone++] = *c;
+}
+
+static void on_comm(void *ctx, const struct comm_rank *cr,
+		    const struct ccld_event *ev)
+{
+	comm_changes++;
+}
+
+static struct ccld_event ev_base(int type, int fn, unsigned tid, uint64_t ts)
+{
+	struct ccld_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = type;
+	e.version = CCLD_ABI_VERSION;
+	e.fn = fn;
+	e.pid = 100;
+	e.tid = tid;
+	e.ts_ns = ts;
+	e.id.rank = -1;
+	e.id.nranks = -1;
+	return e;
+}
+
+static void feed_call(struct state *s, int fn, uint64_t comm, uint64_t ts,
+		      bool with_seq, uint64_t nccl_seq)
+{
+	struct ccld_event e = ev_base(CCLD_EV_CALL, fn, 101, ts);
+
+	e.id.comm = comm;
+	if (with_seq) {
+		e.flags = CCLD_F_IDENT | CCLD_F_SEQ;
+		e.id.hash = 0xabcdef;
+		e.id.rank = 3;
+		e.id.nranks = 8;
+		e.id.nccl_seq = nccl_seq;
+	}
+	e.u.call.count = 1024;
+	e.u.call.dtype = 7; /* float32 */
+	e.u.call.redop = 0;
+	e.u.call.root_or_peer = ccld_fn_is_p2p(fn) ? 5 : -1;
+	state_feed(s, 0, &e);
+}
+
+static void feed_ret(struct state *s, int fn, uint64_t ts, int ret)
+{
+	struct ccld_event e = ev_base(CCLD_EV_RET, fn, 101, ts);
+
+	e.u.ret.ret = ret;
+	state_feed(s, 0, &e);
+}
+
+static void feed_group(struct state *s, int fn, uint64_t ts)
+{
+	struct ccld_event e = ev_base(CCLD_EV_GROUP, fn, 101, ts);
+
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_RET, fn, 101, ts + 1);
+	state_feed(s, 0, &e);
+}
+
+static struct state *fresh(void)
+{
+	struct state_sink sink = {
+		.call_enter = on_enter, .call_done = on_done,
+		.comm_change = on_comm,
+	};
+
+	ndone = nentered = comm_changes = 0;
+	return state_new(&sink);
+}
+
+/* Without NCCL counters: init seen -> exact local sequence numbers. */
+static void test_init_then_local_seq(void)
+{
+	struct state *s = fresh();
+	struct ccld_event e = ev_base(CCLD_EV_COMM, CCLD_FN_INIT_RANK, 101, 10);
+	const uint64_t comm = 0x7000;
+	int i;
+
+	e.u.comm.id_hash = 0x1234;
+	e.u.comm.nranks = 4;
+	e.u.comm.rank = 2;
+	e.u.comm.newcomm_pp = 0x5000;
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_INIT_RANK, 101, 20);
+	e.u.ret.newcomm = comm;
+	state_feed(s, 0, &e);
+	for (i = 0; i < 3; i++) {
+		feed_call(s, CCLD_FN_ALLREDUCE, comm, 100 + i * 10, false, 0);
+		feed_ret(s, CCLD_FN_ALLREDUCE, 105 + i * 10, 0);
+	}
+	CHECK_INT(ndone, 3);
+	CHECK_INT(done[0].seq, 0);
+	CHECK_INT(done[2].seq, 2);
+	CHECK_INT(done[2].seq_source, SEQ_LOCAL);
+	CHECK_INT(done[1].comm_hash, 0x1234);
+	CHECK_INT(done[1].rank, 2);
+	CHECK_INT(done[1].nranks, 4);
+	CHECK_INT(done[1].bytes, 4096);
+	CHECK(done[1].has_ret);
+	state_free(s);
+}
+
+/* NCCL counters: attach mid-run, seq = sum(seqNumber) + group pending. */
+static void test_nccl_seq_in_group(void)
+{
+	struct state *s = fresh();
+	const uint64_t comm = 0x9000;
+
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 100, true, 41);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 101, 0);
+	feed_group(s, CCLD_FN_GROUP_START, 110);
+	/* NCCL has not launched these yet: seqNumber stays 42 inside */
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 120, true, 42);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 121, 0);
+	feed_call(s, CCLD_FN_ALLGATHER, comm, 130, true, 42);
+	feed_ret(s, CCLD_FN_ALLGATHER, 131, 0);
+	feed_call(s, CCLD_FN_SEND, comm, 135, true, 42);
+	feed_ret(s, CCLD_FN_SEND, 136, 0);
+	feed_group(s, CCLD_FN_GROUP_END, 140);
+	feed_call(s, CCLD_FN_REDUCESCATTER, comm, 150, true, 44);
+	feed_ret(s, CCLD_FN_REDUCESCATTER, 151, 0);
+	CHECK_INT(ndone, 5);
+	CHECK_INT(done[0].seq, 41);
+	CHECK_INT(done[0].seq_source, SEQ_NCCL);
+	CHECK_INT(done[0].group, -1);
+	CHECK_INT(done[1].seq, 42);
+	CHECK_INT(done[2].seq, 43);
+	CHECK_INT(done[1].group, 0);
+	CHECK_INT(done[2].group, 0);
+	CHECK_INT(done[3].peer, 5);
+	CHECK_INT(done[3].seq, 0); /* first send to peer 5 */
+	CHECK_INT(done[4].seq, 44);
+	CHECK_INT(done[4].group, -1);
+	CHECK_INT(done[4].rank, 3);
+	CHECK_INT(done[4].comm_hash, 0xabcdef);
+	state_free(s);
+}
+
+/* A call that never returns: blocked after 1 s, reported at flush. */
+static void test_blocked_and_flush(void)
+{
+	struct state *s = fresh();
+	struct ccld_event tick = ev_base(CCLD_EV_TICK, 0, 0, 0);
+	struct comm_rank *cr;
+	size_t it = 0;
+
+	feed_call(s, CCLD_FN_BROADCAST, 0x1000, 1000, true, 7);
+	tick.ts_ns = 1000 + 500000000ULL;
+	state_feed(s, 0, &tick);
+	cr = state_next_rank(s, &it);
+	CHECK(cr != NULL);
+	if (cr)
+		CHECK_INT(cr->state, RS_IN_COLLECTIVE);
+	tick.ts_ns = 1000 + 1500000000ULL;
+	state_feed(s, 0, &tick);
+	if (cr)
+		CHECK_INT(cr->state, RS_BLOCKED);
+	CHECK_INT(ndone, 0);
+	state_flush(s);
+	CHECK_INT(ndone, 1);
+	CHECK(!done[0].has_ret);
+	state_free(s);
+}
+
+/* Process exit moves its comm ranks to process-exited. */
+static void test_exit(void)
+{
+	struct state *s = fresh();
+	struct ccld_event e = ev_base(CCLD_EV_PROC_EXIT, 0, 100, 500);
+	struct comm_rank *cr;
+	size_t it = 0;
+
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x1000, 100, true, 0);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 110, 0);
+	state_feed(s, 0, &e);
+	cr = state_next_rank(s, &it);
+	CHECK(cr != NULL);
+	if (cr)
+		CHECK_INT(cr->state, RS_EXITED);
+	CHECK(comm_changes >= 1);
+	CHECK_INT(state_proc(s, 0, 100)->exited, 1);
+	state_free(s);
+}
+
+/* A return with no matching entry is counted, not invented. */
+static void test_unmatched_return(void)
+{
+	struct state *s = fresh();
+
+	feed_ret(s, CCLD_FN_ALLREDUCE, 10, 0);
+	CHECK_INT(ndone, 0);
+	CHECK_INT(state_counts(s)->unmatched_returns, 1);
+	state_free(s);
+}
+
+static int completions;
+static int64_t completed_seq;
+
+static void on_complete(void *ctx, const struct comm_rank *cr, int64_t seq,
+			uint64_t t)
+{
+	completions++;
+	completed_seq = seq;
+}
+
+static void feed_cuda(struct state *s, int fn, uint64_t event, uint64_t stream,
+		      uint64_t ts, int ret)
+{
+	struct ccld_event e = ev_base(CCLD_EV_CUDA, fn, 101, ts);
+
+	e.u.cuda.event = event;
+	e.u.cuda.stream = stream;
+	e.u.cuda.ret = ret;
+	state_feed(s, 0, &e);
+}
+
+/* Tier B: an event recorded after collectives completes them when queried. */
+static void test_cuda_completion(void)
+{
+	struct state_sink sink = { .op_complete = on_complete };
+	struct state *s = state_new(&sink);
+	const uint64_t comm = 0x1000;
+	struct comm_rank *cr;
+	size_t it = 0;
+
+	completions = 0;
+	completed_seq = -1;
+	/* stream 0 (the simulated job's default) : feed_call sets stream 0 */
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 100, true, 0);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 101, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 110, true, 1);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 111, 0);
+	feed_cuda(s, CCLD_FN_CUDA_EVENT_RECORD, 0xe1, 0, 120, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 130, true, 2);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 131, 0);
+	CHECK_INT(completions, 0);
+	/* a failed query (not ready) completes nothing */
+	feed_cuda(s, CCLD_FN_CUDA_EVENT_QUERY, 0xe1, 0, 140, 600);
+	CHECK_INT(completions, 0);
+	feed_cuda(s, CCLD_FN_CUDA_EVENT_QUERY, 0xe1, 0, 150, 0);
+	CHECK_INT(completions, 1);
+	CHECK_INT(completed_seq, 1);	/* not seq 2: queued after the record */
+	feed_cuda(s, CCLD_FN_CUDA_EVENT_SYNC, 0xe1, 0, 155, 0);
+	CHECK_INT(completions, 1);	/* nothing new */
+	feed_cuda(s, CCLD_FN_CUDA_STREAM_SYNC, 0, 0, 160, 0);
+	CHECK_INT(completions, 2);
+	CHECK_INT(completed_seq, 2);
+	cr = state_next_rank(s, &it);
+	CHECK(cr && cr->completed_seq == 2 && cr->completed_ns == 160);
+	/* an unrelated stream completes nothing */
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 170, true, 3);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 171, 0);
+	feed_cuda(s, CCLD_FN_CUDA_STREAM_SYNC, 0, 0x77, 180, 0);
+	CHECK_INT(completions, 2);
+	CHECK_INT(state_counts(s)->completions, 2);
+	state_free(s);
+}
+
+int main(void)
+{
+	test_cuda_completion();
+	test_init_then_local_seq();
+	test_nccl_seq_in_group();
+	test_blocked_and_flush();
+	test_exit();
+	test_unmatched_return();
+	return check_finish("test_state");
+}

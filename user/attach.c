@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "elfsym.h"
+#include "hooks.h"
+#include "cuda.skel.h"
+#include "nccl_api.skel.h"
+#include "procmaps.h"
+
+static char not_nccl_mark;
+
+/* The BPF program that decodes each tier A function's arguments. */
+static struct bpf_program *entry_prog(struct nccl_api_bpf *skel, int fn)
+{
+	switch (fn) {
+	case CCLD_FN_ALLREDUCE:
+	case CCLD_FN_REDUCESCATTER:
+		return skel->progs.coll_redop;
+	case CCLD_FN_ALLGATHER:
+	case CCLD_FN_ALLTOALL:
+		return skel->progs.coll_plain;
+	case CCLD_FN_BROADCAST:
+	case CCLD_FN_GATHER:
+	case CCLD_FN_SCATTER:
+		return skel->progs.coll_root;
+	case CCLD_FN_REDUCE:
+		return skel->progs.coll_reduce;
+	case CCLD_FN_SEND:
+	case CCLD_FN_RECV:
+		return skel->progs.p2p;
+	case CCLD_FN_GROUP_START:
+		return skel->progs.group_start;
+	case CCLD_FN_GROUP_END:
+		return skel->progs.group_end;
+	case CCLD_FN_INIT_RANK:
+	case CCLD_FN_INIT_RANK_CONFIG:
+		return skel->progs.init_rank;
+	case CCLD_FN_INIT_RANK_SCALABLE:
+		return skel->progs.init_scalable;
+	case CCLD_FN_INIT_ALL:
+		return skel->progs.init_all;
+	case CCLD_FN_SPLIT:
+		return skel->progs.split;
+	case CCLD_FN_SHRINK:
+		return skel->progs.shrink;
+	case CCLD_FN_FINALIZE:
+	case CCLD_FN_DESTROY:
+	case CCLD_FN_ABORT:
+		return skel->progs.teardown;
+	case CCLD_FN_GET_ASYNC_ERROR:
+		return skel->progs.async_error;
+	}
+	return NULL;
+}
+
+static int add_link(struct traced_lib *lib, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(lib->links, (lib->nlinks + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	lib->links = n;
+	lib->links[lib->nlinks++] = l;
+	return 0;
+}
+
+static int attach_one(struct attacher *a, struct traced_lib *lib,
+		      struct bpf_program *prog, long off, __u64 cookie,
+		      bool retprobe, const char *sym, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie,
+		    .retprobe = retprobe);
+	struct bpf_link *l;
+	int ret;
+
+	l = bpf_program__attach_uprobe_opts(prog, -1, lib->path, off, &opts);
+	if (!l) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot attach %s%s to %s: %s",
+			 retprobe ? "uretprobe " : "uprobe ", sym, lib->path,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = add_link(lib, l);
+	if (ret)
+		bpf_link__destroy(l);
+	return ret;
+}
+
+static int attach_lib(struct attacher *a, struct traced_lib *lib,
+		      struct elf_syms *es, char *err, size_t errlen)
+{
+	__u32 slot = lib->slot;
+	int i, ret;
+
+	if (lib->layouts.has_dwarf) {
+		lib->layouts.comm.valid = 1;
+		ret = bpf_map_update_elem(bpf_map__fd(a->skel->maps.layouts),
+					  &slot, &lib->layouts.comm, BPF_ANY);
+		if (ret) {
+			snprintf(err, errlen, "cannot store layout of %s: %s",
+				 lib->path, strerror(errno));
+			return -errno;
+		}
+	}
+	for (i = 0; i < nccl_hooks_n; i++) {
+		const struct hook_def *h = &nccl_hooks[i];
+		__u64 cookie = ((__u64)slot << 16) | h->fn;
+		struct bpf_program *prog;
+		long off;
+
+		if (h->tier != HOOK_TIER_A)
+			continue;
+		off = elfsym_offset(es, h->symbol);
+		if (off < 0) {
+			lib->nmissing++;
+			if (h->required || a->verbose)
+				fprintf(stderr, "ccld-trace: %s: no %s (%s off)\n",
+					lib->path, h->symbol, h->feature);
+			continue;
+		}
+		prog = entry_prog(a->skel, h->fn);
+		ret = attach_one(a, lib, prog, off, cookie, false, h->symbol,
+				 err, errlen);
+		if (!ret)
+			ret = attach_one(a, lib, a->skel->progs.api_return, off,
+					 cookie, true, h->symbol, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct bpf_program *cuda_entry_prog(struct cuda_bpf *skel, int fn)
+{
+	switch (fn) {
+	case CCLD_FN_CUDA_EVENT_RECORD:
+		return skel->progs.cuda_event_record;
+	case CCLD_FN_CUDA_EVENT_QUERY:
+	case CCLD_FN_CUDA_EVENT_SYNC:
+		return skel->progs.cuda_event_arg;
+	default:
+		return skel->progs.cuda_stream_arg;
+	}
+}
+
+/* Tier B hooks on a libcudart / libcuda file; absent symbols are skipped. */
+static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
+			   struct elf_syms *es, char *err, size_t errlen)
+{
+	int i, ret;
+
+	for (i = 0; i < cuda_hooks_n; i++) {
+		const struct cuda_hook_def *h = &cuda_hooks[i];
+		__u64 cookie = h->fn | (h->driver ? CCLD_COOKIE_DRIVER : 0);
+		long off = elfsym_offset(es, h->symbol);
+
+		if (off < 0)
+			continue;
+		ret = attach_one(a, lib, cuda_entry_prog(a->cuda_skel, h->fn),
+				 off, cookie, false, h->symbol, err, errlen);
+		if (!ret)
+			ret = attach_one(a, lib, a->cuda_skel->progs.cuda_return,
+					 off, cookie, true, h->symbol, err,
+					 errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* libcudart.so* or libcuda.so* (the frameworks' dynamic CUDA libraries) */
+static bool is_cuda_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "libcudart.so", 12) == 0 ||
+	       strncmp(base, "libcuda.so", 10) == 0;
+}
+
+static struct traced_lib *find_lib(struct attacher *a, dev_t dev, ino_t ino)
+{
+	int i;
+
+	for (i = 0; i < a->nlibs; i++) {
+		if (a->libs[i]->dev == dev && a->libs[i]->ino == ino)
+			return a->libs[i];
+	}
+	return NULL;
+}
+
+static int add_lib(struct attacher *a, const struct mapped_file *mf,
+		   struct elf_syms *es, bool is_cuda, char *err, size_t errlen)
+{
+	struct traced_lib *lib;
+	char derr[256] = "";
+	int ret;
+
+	if (a->nlibs >= CCLD_MAX_LAYOUTS) {
+		snprintf(err, errlen, "too many distinct NCCL/CUDA libraries (max %d)",
+			 CCLD_MAX_LAYOUTS);
+		return -E2BIG;
+	}
+	lib = calloc(1, sizeof(*lib));
+	if (!lib)
+		return -ENOMEM;
+	lib->slot = a->nlibs;
+	lib->dev = mf->dev;
+	lib->ino = mf->ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", mf->host_path);
+	if (is_cuda) {
+		lib->cuda = true;
+		a->libs[a->nlibs++] = lib;
+		ret = attach_cuda_lib(a, lib, es, err, errlen);
+		if (a->verbose)
+			fprintf(stderr, "ccld-trace: attached %d tier B probes "
+				"to %s\n", lib->nlinks, lib->path);
+		return ret;
+	}
+	snprintf(lib->build_id, sizeof(lib->build_id), "%s", elfsym_build_id(es));
+	snprintf(lib->version, sizeof(lib->version), "%s",
+		 elfsym_nccl_version(es));
+	if (dwarf_layout_read(lib->path, lib->build_id, &lib->layouts, derr,
+			      sizeof(derr))) {
+		fprintf(stderr, "ccld-trace: %s: DWARF unreadable (%s)\n",
+			lib->path, derr);
+		dwarf_layout_clear(&lib->layouts);
+	}
+	if (!lib->layouts.has_dwarf || lib->layouts.comm.comm_hash < 0)
+		fprintf(stderr, "ccld-trace: %s: no DWARF layout of ncclComm: "
+			"identity from init arguments only; processes that "
+			"initialised before attach cannot be identified\n",
+			lib->path);
+	a->libs[a->nlibs++] = lib;
+	ret = attach_lib(a, lib, es, err, errlen);
+	if (a->verbose)
+		fprintf(stderr, "ccld-trace: attached %d probes to %s (NCCL %s, "
+			"build-id %s, layout %s)\n", lib->nlinks, lib->path,
+			lib->version[0] ? lib->version : "?",
+			lib->build_id[0] ? lib->build_id : "none",
+			lib->layouts.has_dwarf ? "dwarf" : "none");
+	return ret;
+}
+
+int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen)
+{
+	struct mapped_file *files = NULL;
+	size_t n = 0, i;
+	int found = 0, ret;
+
+	ret = procmaps_files(pid, &files, &n);
+	if (ret) {
+		snprintf(err, errlen, ret == -ENOENT ? "no such process: %d" :
+			 "cannot read /proc/%d/maps: %s", pid, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < n; i++) {
+		struct hkey key = hkey3(files[i].dev, files[i].ino, 0);
+		char eerr[256];
+		struct elf_syms *es;
+
+		struct traced_lib *known = find_lib(a, files[i].dev, files[i].ino);
+		bool cuda = a->cuda_skel && is_cuda_file(files[i].path);
+
+		if (known) {
+			found += !known->cuda;
+			continue;
+		}
+		/* each file is read once: big framework libraries are costly */
+		if (hmap_get(&a->not_nccl, key))
+			continue;
+		es = elfsym_open(files[i].host_path, eerr, sizeof(eerr));
+		if (es && cuda) {
+			ret = add_lib(a, &files[i], es, true, err, errlen);
+		} else if (es && elfsym_defines_nccl(es)) {
+			found++;
+			ret = add_lib(a, &files[i], es, false, err, errlen);
+		} else if (hmap_put(&a->not_nccl, key, &not_nccl_mark)) {
+			ret = -ENOMEM;
+		}
+		elfsym_close(es);
+		if (ret)
+			break;
+	}
+	free(files);
+	return ret ? ret : found;
+}
+
+void attacher_free(struct attacher *a)
+{
+	int i, j;
+
+	for (i = 0; i < a->nlibs; i++) {
+		for (j = 0; j < a->libs[i]->nlinks; j++)
+			bpf_link__destroy(a->libs[i]->links[j]);
+		free(a->libs[i]->links);
+		free(a->libs[i]);
+	}
+	a->nlibs = 0;
+	hmap_free(&a->not_nccl);
+}

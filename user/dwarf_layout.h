@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Struct layouts of the target NCCL from its DWARF (libdw): struct ncclComm
+ * fields for identity and sequence numbers, struct ncclProxyArgs /
+ * ncclProxySubArgs fields for proxy progress.  Results are cached by build-id
+ * in $CCLD_CACHE_DIR (default /var/cache/ccld; no cache if not writable).
+ */
+#ifndef CCLD_DWARF_LAYOUT_H
+#define CCLD_DWARF_LAYOUT_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "ccld.h"
+
+struct nccl_layouts {
+	bool has_dwarf;		/* the file (or its cache entry) had DWARF */
+	bool from_cache;
+	struct ccld_layout comm;
+	struct ccld_proxy_layout proxy;
+	long comm_size;		/* sizeof(struct ncclComm), -1 unknown */
+};
+
+/*
+ * Fills L from PATH's DWARF (BUILD_ID keys the cache; may be "").  Fields
+ * not found are -1.  Returns 0 (also when the file simply has no DWARF:
+ * l->has_dwarf false), -1 on an I/O or libdw error with ERR filled.
+ */
+int dwarf_layout_read(const char *path, const char *build_id,
+		      struct nccl_layouts *l, char *err, size_t errlen);
+
+/* Sets every offset of L to -1 (no layout). */
+void dwarf_layout_clear(struct nccl_layouts *l);
+
+/*
+ * The struct members ccld reads, for tables and the cache: STRUCT_NAME's
+ * MEMBER goes to the __s32 at byte OFF of struct nccl_layouts.
+ */
+struct layout_field {
+	const char *struct_name;	/* "ncclComm", "ncclProxyArgs"... */
+	const char *member;
+	size_t off;
+};
+
+extern const struct layout_field layout_fields[];
+extern const int layout_fields_n;
+
+/* The offset L holds for F (-1: missing). */
+__s32 layout_field_get(const struct nccl_layouts *l,
+		       const struct layout_field *f);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* ELF symbol lookup for uprobes (libelf): .dynsym and .symtab, build-id. */
+#ifndef CCLD_ELFSYM_H
+#define CCLD_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct elf_syms;
+
+/* Opens PATH and indexes its function symbols (global, weak and local). */
+struct elf_syms *elfsym_open(const char *path, char *err, size_t errlen);
+void elfsym_close(struct elf_syms *es);
+
+/*
+ * File offset of function NAME for a uprobe (st_value translated through the
+ * PT_LOAD segment that contains it), or -1 when NAME is not defined.
+ */
+long elfsym_offset(const struct elf_syms *es, const char *name);
+
+/* GNU build-id as lowercase hex ("" when the file has none). */
+const char *elfsym_build_id(const struct elf_syms *es);
+
+/* True when the file defines (not imports) the NCCL API (ncclAllReduce...). */
+bool elfsym_defines_nccl(const struct elf_syms *es);
+
+/* "2.28.9" from the "NCCL version X" string in the file, or "" if absent. */
+const char *elfsym_nccl_version(const struct elf_syms *es);
+
+#endif

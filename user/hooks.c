@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The hook table: one row per NCCL symbol ccld attaches to. */
+#include "hooks.h"
+
+const struct hook_def nccl_hooks[] = {
+	/* tier A: public API (weak ncclX == strong pncclX, one probe each) */
+	{ "ncclAllReduce", CCLD_FN_ALLREDUCE, 'A', true, "AllReduce calls" },
+	{ "ncclAllGather", CCLD_FN_ALLGATHER, 'A', true, "AllGather calls" },
+	{ "ncclReduceScatter", CCLD_FN_REDUCESCATTER, 'A', true, "ReduceScatter calls" },
+	/* ncclBcast calls ncclBroadcast: hooking both would count twice */
+	{ "ncclBroadcast", CCLD_FN_BROADCAST, 'A', true, "Broadcast/Bcast calls" },
+	{ "ncclReduce", CCLD_FN_REDUCE, 'A', true, "Reduce calls" },
+	{ "ncclAlltoAll", CCLD_FN_ALLTOALL, 'A', false, "AlltoAll calls (2.28.3+)" },
+	{ "ncclGather", CCLD_FN_GATHER, 'A', false, "Gather calls (2.28.3+)" },
+	{ "ncclScatter", CCLD_FN_SCATTER, 'A', false, "Scatter calls (2.28.3+)" },
+	{ "ncclSend", CCLD_FN_SEND, 'A', true, "Send calls" },
+	{ "ncclRecv", CCLD_FN_RECV, 'A', true, "Recv calls" },
+	{ "ncclGroupStart", CCLD_FN_GROUP_START, 'A', true, "group tracking" },
+	{ "ncclGroupEnd", CCLD_FN_GROUP_END, 'A', true, "group tracking, blocked group launches" },
+	{ "ncclCommInitRank", CCLD_FN_INIT_RANK, 'A', true, "comm creation (InitRank)" },
+	{ "ncclCommInitRankConfig", CCLD_FN_INIT_RANK_CONFIG, 'A', false, "comm creation (InitRankConfig, 2.14+)" },
+	{ "ncclCommInitRankScalable", CCLD_FN_INIT_RANK_SCALABLE, 'A', false, "comm creation (InitRankScalable, 2.23.4+)" },
+	{ "ncclCommInitAll", CCLD_FN_INIT_ALL, 'A', true, "comm creation (InitAll)" },
+	{ "ncclCommSplit", CCLD_FN_SPLIT, 'A', false, "comm creation (Split, 2.18+)" },
+	{ "ncclCommShrink", CCLD_FN_SHRINK, 'A', false, "comm creation (Shrink, 2.27.3+)" },
+	{ "ncclCommFinalize", CCLD_FN_FINALIZE, 'A', false, "teardown (Finalize, 2.14+)" },
+	{ "ncclCommDestroy", CCLD_FN_DESTROY, 'A', true, "teardown (Destroy)" },
+	{ "ncclCommAbort", CCLD_FN_ABORT, 'A', true, "teardown (Abort)" },
+	{ "ncclCommGetAsyncError", CCLD_FN_GET_ASYNC_ERROR, 'A', true, "async error reports" },
+	/* tier C: proxy progress (local symbols in .symtab) */
+	{ "ncclProfilerStartProxyOpEvent", 0, 'C', false, "proxy op start" },
+	{ "ncclProfilerStopProxyOpEvent", 0, 'C', false, "proxy op done" },
+	{ "ncclProfilerRecordProxyOpEventState", 0, 'C', false, "proxy op state" },
+	{ "ncclProfilerStartSendProxyStepEvent", 0, 'C', false, "send step posted" },
+	{ "ncclProfilerStartRecvProxyStepEvent", 0, 'C', false, "recv step posted" },
+	{ "ncclProfilerRecordProxyStepEventState", 0, 'C', false, "step state" },
+	{ "ncclProfilerStopProxyStepEvent", 0, 'C', false, "step done" },
+};
+
+const int nccl_hooks_n = sizeof(nccl_hooks) / sizeof(nccl_hooks[0]);
+
+/* _ptsz: the per-thread default stream variants; WithFlags: same arguments */
+const struct cuda_hook_def cuda_hooks[] = {
+	{ "cudaEventRecord", CCLD_FN_CUDA_EVENT_RECORD, false },
+	{ "cudaEventRecord_ptsz", CCLD_FN_CUDA_EVENT_RECORD, false },
+	{ "cudaEventRecordWithFlags", CCLD_FN_CUDA_EVENT_RECORD, false },
+	{ "cudaEventRecordWithFlags_ptsz", CCLD_FN_CUDA_EVENT_RECORD, false },
+	{ "cudaEventQuery", CCLD_FN_CUDA_EVENT_QUERY, false },
+	{ "cudaEventSynchronize", CCLD_FN_CUDA_EVENT_SYNC, false },
+	{ "cudaStreamSynchronize", CCLD_FN_CUDA_STREAM_SYNC, false },
+	{ "cudaStreamSynchronize_ptsz", CCLD_FN_CUDA_STREAM_SYNC, false },
+	{ "cudaStreamQuery", CCLD_FN_CUDA_STREAM_QUERY, false },
+	{ "cudaStreamQuery_ptsz", CCLD_FN_CUDA_STREAM_QUERY, false },
+	{ "cuEventRecord", CCLD_FN_CUDA_EVENT_RECORD, true },
+	{ "cuEventRecord_ptsz", CCLD_FN_CUDA_EVENT_RECORD, true },
+	{ "cuEventRecordWithFlags", CCLD_FN_CUDA_EVENT_RECORD, true },
+	{ "cuEventRecordWithFlags_ptsz", CCLD_FN_CUDA_EVENT_RECORD, true },
+	{ "cuEventQuery", CCLD_FN_CUDA_EVENT_QUERY, true },
+	{ "cuEventSynchronize", CCLD_FN_CUDA_EVENT_SYNC, true },
+	{ "cuStreamSynchronize", CCLD_FN_CUDA_STREAM_SYNC, true },
+	{ "cuStreamSynchronize_ptsz", CCLD_FN_CUDA_STREAM_SYNC, true },
+	{ "cuStreamQuery", CCLD_FN_CUDA_STREAM_QUERY, true },
+	{ "cuStreamQuery_ptsz", CCLD_FN_CUDA_STREAM_QUERY, true },
+};
+
+const int cuda_hooks_n = sizeof(cuda_hooks) / sizeof(cuda_hooks[0]);
+
+const char *hook_fn_name(int fn)
+{
+	static const char *const names[CCLD_FN_MAX] = {
+		[CCLD_FN_ALLREDUCE] = "AllReduce",
+		[CCLD_FN_ALLGATHER] = "AllGather",
+		[CCLD_FN_REDUCESCATTER] = "ReduceScatter",
+		[CCLD_FN_BROADCAST] = "Broadcast",
+		[CCLD_FN_REDUCE] = "Reduce",
+		[CCLD_FN_ALLTOALL] = "AlltoAll",
+		[CCLD_FN_GATHER] = "Gather",
+		[CCLD_FN_SCATTER] = "Scatter",
+		[CCLD_FN_SEND] = "Send",
+		[CCLD_FN_RECV] = "Recv",
+		[CCLD_FN_GROUP_START] = "GroupStart",
+		[CCLD_FN_GROUP_END] = "GroupEnd",
+		[CCLD_FN_INIT_RANK] = "CommInitRank",
+		[CCLD_FN_INIT_RANK_CONFIG] = "CommInitRankConfig",
+		[CCLD_FN_INIT_RANK_SCALABLE] = "CommInitRankScalable",
+		[CCLD_FN_INIT_ALL] = "CommInitAll",
+		[CCLD_FN_SPLIT] = "CommSplit",
+		[CCLD_FN_SHRINK] = "CommShrink",
+		[CCLD_FN_FINALIZE] = "CommFinalize",
+		[CCLD_FN_DESTROY] = "CommDestroy",
+		[CCLD_FN_ABORT] = "CommAbort",
+		[CCLD_FN_GET_ASYNC_ERROR] = "CommGetAsyncError",
+		[CCLD_FN_CUDA_EVENT_RECORD] = "EventRecord",
+		[CCLD_FN_CUDA_EVENT_QUERY] = "EventQuery",
+		[CCLD_FN_CUDA_EVENT_SYNC] = "EventSynchronize",
+		[CCLD_FN_CUDA_STREAM_SYNC] = "StreamSynchronize",
+		[CCLD_FN_CUDA_STREAM_QUERY] = "StreamQuery",
+	};
+
+	if (fn <= 0 || fn >= CCLD_FN_MAX || !names[fn])
+		return "unknown";
+	return names[fn];
+}

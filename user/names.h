@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Names and sizes of NCCL enum values as ccld prints them. */
+#ifndef CCLD_NAMES_H
+#define CCLD_NAMES_H
+
+#include <stddef.h>
+
+/* "float32"...; NULL for a value outside nccl.h's enum */
+const char *dtype_name(int dtype);
+/* bytes per element, 0 when unknown */
+size_t dtype_size(int dtype);
+/* "sum"...; NULL for none (0xff) or unknown */
+const char *redop_name(int redop);
+
+#endif

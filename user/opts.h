@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command-line options shared by the subcommands (DESIGN.md section 9). */
+#ifndef CCLD_OPTS_H
+#define CCLD_OPTS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define MAX_PIDS 4096
+
+struct trace_opts {
+	pid_t pids[MAX_PIDS];
+	int npids;
+	bool all;		/* --all: every NCCL process, also later ones */
+	bool json;
+	bool events;
+	bool verbose;
+	bool record;		/* `record` subcommand: no live table */
+	const char *output;	/* -o FILE */
+	double duration_s;	/* 0: until interrupted */
+	double stall_s;
+	double hang_s;
+	double slow_window_s;
+};
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Terminal and JSON-lines renderings (DESIGN.md section 9, schema 1). */
+#ifndef CCLD_OUTPUT_H
+#define CCLD_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "state.h"
+
+#define CCLD_SCHEMA 1
+
+struct host_info {
+	char name[64];
+	int64_t realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+};
+
+/* Writes S as a JSON string literal (quotes included). */
+void json_string(FILE *f, const char *s);
+
+void out_call_json(FILE *f, const struct host_info *h, const struct call_rec *c);
+void out_call_text(FILE *f, const struct host_info *h, const struct call_rec *c);
+
+void out_comm_json(FILE *f, const struct host_info *h,
+		   const struct comm_call_rec *c);
+void out_comm_text(FILE *f, const struct host_info *h,
+		   const struct comm_call_rec *c);
+
+struct summary {
+	uint64_t events;
+	uint64_t calls;
+	uint64_t main_drops;
+	uint64_t rare_drops;
+	uint64_t processes;
+	uint64_t comms;
+	uint64_t verdicts;
+	double duration_s;
+};
+
+void out_summary_json(FILE *f, const struct summary *s);
+void out_summary_text(FILE *f, const struct summary *s);
+
+/* The per-communicator view: one row per comm hash, aggregated over ranks. */
+void out_comm_table(FILE *f, const struct state *st, bool ansi_home);
+
+#endif

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Live tracing: load the BPF programs, attach to the NCCL libraries of the
+ * chosen processes, drain both ring buffers, and push every record (plus
+ * the records this loop makes itself: process attach/exit/state, clock
+ * ticks, drop counts) through the capture file and the pipeline.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "capture.h"
+#include "cuda.skel.h"
+#include "nccl_api.skel.h"
+#include "opts.h"
+#include "pipeline.h"
+#include "procmaps.h"
+#include "tracer.h"
+
+#define TICK_NS		250000000ULL
+#define RESCAN_NS	500000000ULL
+#define FLUSH_NS	1000000000ULL
+
+struct tracked {
+	pid_t pid;
+	char state;
+	bool gone;
+};
+
+struct tracer {
+	const struct trace_opts *o;
+	struct nccl_api_bpf *skel;
+	struct cuda_bpf *cuda_skel;
+	struct attacher att;
+	struct ring_buffer *rb;
+	struct pipeline *pl;
+	struct capture_writer *cap;
+	uint32_t host;
+	struct ccld_event *batch;
+	size_t nbatch, capbatch;
+	struct tracked *procs;
+	size_t nprocs, capprocs;
+	uint64_t main_drops, rare_drops;
+	bool table;
+	int err;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	return 0;
+}
+
+/* One record into the capture file and the pipeline, in that order. */
+static void emit(struct tracer *t, const struct ccld_event *ev)
+{
+	if (t->cap && capture_write_event(t->cap, ev) && !t->err) {
+		fprintf(stderr, "ccld-trace: writing %s: %s\n", t->o->output,
+			capture_error(t->cap));
+		t->err = 1;
+		stop = 1;
+	}
+	pipeline_feed(t->pl, t->host, ev);
+}
+
+static void synth(struct ccld_event *ev, __u16 type, pid_t pid, uint64_t ts)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->version = CCLD_ABI_VERSION;
+	ev->pid = pid;
+	ev->tid = pid;
+	ev->ts_ns = ts;
+	ev->id.rank = -1;
+	ev->id.nranks = -1;
+}
+
+static struct tracked *find_tracked(struct tracer *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++) {
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	}
+	return NULL;
+}
+
+static void read_comm_name(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	}
+	fclose(f);
+	return ppid;
+}
+
+/* Starts following PID: a PROC_ATTACH record, then exit/stop checks. */
+static struct tracked *track(struct tracer *t, pid_t pid, uint64_t ts)
+{
+	struct tracked *p = find_tracked(t, pid);
+	struct ccld_event ev;
+
+	if (p)
+		return p;
+	if (t->nprocs == t->capprocs) {
+		size_t ncap = t->capprocs ? t->capprocs * 2 : 64;
+		struct tracked *n = realloc(t->procs, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->procs = n;
+		t->capprocs = ncap;
+	}
+	p = &t->procs[t->nprocs++];
+	p->pid = pid;
+	p->state = procmaps_state(pid);
+	p->gone = false;
+	synth(&ev, CCLD_EV_PROC_ATTACH, pid, ts);
+	ev.u.proc.ppid = read_ppid(pid);
+	ev.u.proc.state = p->state;
+	ev.u.proc.layout_slot = ~0u;
+	read_comm_name(pid, ev.u.proc.name, sizeof(ev.u.proc.name));
+	emit(t, &ev);
+	return p;
+}
+
+static int on_ring_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (size < sizeof(struct ccld_event))
+		return 0;
+	if (t->nbatch == t->capbatch) {
+		size_t ncap = t->capbatch ? t->capbatch * 2 : 1024;
+		struct ccld_event *n = realloc(t->batch, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->batch = n;
+		t->capbatch = ncap;
+	}
+	memcpy(&t->batch[t->nbatch++], data, sizeof(struct ccld_event));
+	return 0;
+}
+
+static int ts_cmp(const void *a, const void *b)
+{
+	const struct ccld_event *x = a, *y = b;
+
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/*
+ * The two rings are drained one after the other: order the batch by time
+ * so a comm's creation (rare ring) precedes its first collective (main).
+ */
+static void drain_batch(struct tracer *t)
+{
+	size_t i;
+
+	if (t->nbatch > 1)
+		qsort(t->batch, t->nbatch, sizeof(*t->batch), ts_cmp);
+	for (i = 0; i < t->nbatch; i++) {
+		struct ccld_event *ev = &t->batch[i];
+
+		if (!find_tracked(t, ev->pid))
+			track(t, ev->pid, ev->ts_ns);
+		emit(t, ev);
+	}
+	t->nbatch = 0;
+}
+
+static void read_drops(struct tracer *t, uint64_t ts)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, c;
+	uint64_t sums[2] = { 0, 0 }, *vals;
+	struct ccld_event ev;
+	__u32 k;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	fd = bpf_map__fd(t->skel->maps.drops);
+	for (k = 0; k < 2; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			sums[k] += vals[c];
+	}
+	free(vals);
+	if (sums[0] == t->main_drops && sums[1] == t->rare_drops)
+		return;
+	t->main_drops = sums[0];
+	t->rare_drops = sums[1];
+	synth(&ev, CCLD_EV_LOST, 0, ts);
+	ev.u.lost.main_drops = sums[0];
+	ev.u.lost.rare_drops = sums[1];
+	emit(t, &ev);
+}
+
+/* Exit and stop (SIGSTOP, state T) of traced processes. */
+static void check_procs(struct tracer *t, uint64_t ts)
+{
+	struct ccld_event ev;
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++) {
+		struct tracked *p = &t->procs[i];
+		char st;
+
+		if (p->gone)
+			continue;
+		st = procmaps_state(p->pid);
+		if (!st || st == 'Z' || st == 'X') {
+			p->gone = true;
+			synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
+			ev.u.proc.exit_code = -1;
+			emit(t, &ev);
+			if (t->o->npids && !t->o->all)
+				fprintf(stderr, "ccld-trace: process %d exited; "
+					"tracing the others\n", p->pid);
+			continue;
+		}
+		if (st != p->state) {
+			p->state = st;
+			synth(&ev, CCLD_EV_PROC_STATE, p->pid, ts);
+			ev.u.proc.state = st;
+			emit(t, &ev);
+		}
+	}
+}
+
+/* --all: attach to processes that mapped an NCCL library since last time. */
+static void rescan(struct tracer *t, uint64_t ts)
+{
+	char err[256];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	pid_t self = getpid();
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name);
+		int ret;
+
+		if (pid <= 0 || pid == self || find_tracked(t, pid))
+			continue;
+		ret = attacher_add_pid(&t->att, pid, err, sizeof(err));
+		if (ret > 0)
+			track(t, pid, ts);
+		else if (ret < 0 && ret != -ENOENT && ret != -EACCES &&
+			 ret != -ESRCH && t->o->verbose)
+			fprintf(stderr, "ccld-trace: %s\n", err);
+	}
+	closedir(d);
+}
+
+static int check_environment(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "ccld-trace: not root: tracing needs root "
+			"(or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "ccld-trace: kernel has no BTF "
+			"(/sys/kernel/btf/vmlinux missing): CO-RE BPF cannot load\n");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* Tier B programs share tier A's ring buffer, filter and entry maps. */
+static int load_cuda(struct tracer *t)
+{
+	struct {
+		struct bpf_map *mine, *theirs;
+	} shared[] = {
+		{ NULL, t->skel->maps.events },
+		{ NULL, t->skel->maps.drops },
+		{ NULL, t->skel->maps.pid_filter },
+		{ NULL, t->skel->maps.entries },
+	};
+	size_t i;
+	int ret;
+
+	t->cuda_skel = cuda_bpf__open();
+	if (!t->cuda_skel) {
+		fprintf(stderr, "ccld-trace: cannot open tier B BPF object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	shared[0].mine = t->cuda_skel->maps.events;
+	shared[1].mine = t->cuda_skel->maps.drops;
+	shared[2].mine = t->cuda_skel->maps.pid_filter;
+	shared[3].mine = t->cuda_skel->maps.entries;
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		ret = bpf_map__reuse_fd(shared[i].mine,
+					bpf_map__fd(shared[i].theirs));
+		if (ret) {
+			fprintf(stderr, "ccld-trace: cannot share map %s: %s\n",
+				bpf_map__name(shared[i].mine), strerror(-ret));
+			return -1;
+		}
+	}
+	t->cuda_skel->rodata->filter_pids = !t->o->all;
+	ret = cuda_bpf__load(t->cuda_skel);
+	if (ret) {
+		fprintf(stderr, "ccld-trace: cannot load tier B BPF programs: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(struct tracer *t)
+{
+	const struct trace_opts *o = t->o;
+	struct capture_header hdr;
+	char err[512];
+	int ret, i;
+
+	t->skel = nccl_api_bpf__open();
+	if (!t->skel) {
+		fprintf(stderr, "ccld-trace: cannot open BPF object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	t->skel->rodata->filter_pids = !o->all;
+	ret = nccl_api_bpf__load(t->skel);
+	if (ret) {
+		fprintf(stderr, "ccld-trace: cannot load BPF programs: %s%s\n",
+			strerror(-ret), ret == -EPERM ?
+			" (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		return -1;
+	}
+	if (load_cuda(t))
+		return -1;
+	t->att.skel = t->skel;
+	t->att.cuda_skel = t->cuda_skel;
+	t->att.verbose = o->verbose;
+	/* the filter is in place before any probe exists */
+	for (i = 0; i < o->npids; i++) {
+		__u8 one = 1;
+		__u32 pid = o->pids[i];
+
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.pid_filter),
+					&pid, &one, BPF_ANY)) {
+			fprintf(stderr, "ccld-trace: cannot set PID filter: %s\n",
+				strerror(errno));
+			return -1;
+		}
+	}
+	capture_header_local(&hdr);
+	t->host = pipeline_add_host(t->pl, hdr.host, hdr.realtime_offset_ns);
+	if (o->output) {
+		t->cap = capture_create(o->output, &hdr, err, sizeof(err));
+		if (!t->cap) {
+			fprintf(stderr, "ccld-trace: %s\n", err);
+			return -1;
+		}
+	}
+	for (i = 0; i < o->npids; i++) {
+		char name[32];
+
+		ret = attacher_add_pid(&t->att, o->pids[i], err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "ccld-trace: %s\n", err);
+			return -1;
+		}
+		if (ret == 0) {
+			read_comm_name(o->pids[i], name, sizeof(name));
+			fprintf(stderr, "ccld-trace: no NCCL in process %d (%s)\n",
+				o->pids[i], name);
+			return -1;
+		}
+		track(t, o->pids[i], now_ns());
+	}
+	if (o->all)
+		rescan(t, now_ns());
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events),
+				 on_ring_event, t, NULL);
+	if (!t->rb || ring_buffer__add(t->rb,
+				       bpf_map__fd(t->skel->maps.rare_events),
+				       on_ring_event, t)) {
+		fprintf(stderr, "ccld-trace: cannot open ring buffers: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static bool all_gone(const struct tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++) {
+		if (!t->procs[i].gone)
+			return false;
+	}
+	return t->nprocs > 0;
+}
+
+static void loop(struct tracer *t, uint64_t start)
+{
+	const struct trace_opts *o = t->o;
+	uint64_t next_tick = start, next_rescan = start + RESCAN_NS;
+	uint64_t next_flush = start + FLUSH_NS, next_table = start;
+	struct ccld_event ev;
+	int ret;
+
+	while (!stop) {
+		uint64_t now;
+
+		ret = ring_buffer__poll(t->rb, 100);
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "ccld-trace: ring buffer poll: %s\n",
+				strerror(-ret));
+			t->err = 1;
+			break;
+		}
+		drain_batch(t);
+		now = now_ns();
+		if (now >= next_tick) {
+			read_drops(t, now);
+			check_procs(t, now);
+			synth(&ev, CCLD_EV_TICK, 0, now);
+			emit(t, &ev);
+			next_tick = now + TICK_NS;
+		}
+		if (o->all && now >= next_rescan) {
+			rescan(t, now);
+			next_rescan = now + RESCAN_NS;
+		}
+		if (t->cap && now >= next_flush) {
+			capture_flush(t->cap);
+			next_flush = now + FLUSH_NS;
+		}
+		if (t->table && now >= next_table) {
+			out_comm_table(stdout, pipeline_state(t->pl), true);
+			next_table = now + FLUSH_NS;
+		}
+		if (o->duration_s > 0 && now - start >= o->duration_s * 1e9)
+			break;
+		if (!o->all && all_gone(t)) {
+			fprintf(stderr, "ccld-trace: every traced process exited\n");
+			break;
+		}
+	}
+	/* what the rings still hold */
+	ring_buffer__consume(t->rb);
+	drain_batch(t);
+	synth(&ev, CCLD_EV_TICK, 0, now_ns());
+	emit(t, &ev);
+}
+
+int tracer_run(const struct trace_opts *o)
+{
+	struct pipeline_opts po = {
+		.out = stdout, .json = o->json, .events = o->events,
+	};
+	struct tracer t = { .o = o };
+	uint64_t start;
+	int i, rc = 1;
+
+	if (check_environment())
+		return 1;
+	for (i = 0; i < o->npids; i++) {
+		if (!procmaps_state(o->pids[i])) {
+			fprintf(stderr, "ccld-trace: no such process: %d\n",
+				o->pids[i]);
+			return 1;
+		}
+	}
+	libbpf_set_print(o->verbose ? libbpf_print : libbpf_quiet);
+	t.table = isatty(STDOUT_FILENO) && !o->json && !o->events && !o->record;
+	po.quiet = t.table;
+	t.pl = pipeline_new(&po);
+	if (!t.pl) {
+		fprintf(stderr, "ccld-trace: out of memory\n");
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (setup(&t))
+		goto out;
+	fprintf(stderr, "ccld-trace: tracing %s; Ctrl-C to stop\n",
+		o->all ? "all NCCL processes" : "the given processes");
+	start = now_ns();
+	loop(&t, start);
+	pipeline_finish(t.pl, (now_ns() - start) / 1e9);
+	rc = t.err ? 1 : 0;
+out:
+	if (t.cap && capture_close(t.cap)) {
+		fprintf(stderr, "ccld-trace: closing %s: %s\n", o->output,
+			capture_error(t.cap));
+		rc = 1;
+	}
+	ring_buffer__free(t.rb);
+	attacher_free(&t.att);
+	cuda_bpf__destroy(t.cuda_skel);
+	nccl_api_bpf__destroy(t.skel);
+	pipeline_free(t.pl);
+	free(t.batch);
+	free(t.procs);
+	return rc;
+}
