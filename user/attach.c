@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "elfsym.h"
 #include "hooks.h"
+#include "ldso.h"
 #include "cuda.skel.h"
 #include "nccl_api.skel.h"
 #include "procmaps.h"
@@ -195,12 +197,10 @@ static struct traced_lib *find_lib(struct attacher *a, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-static int add_lib(struct attacher *a, const struct mapped_file *mf,
-		   struct elf_syms *es, bool is_cuda, char *err, size_t errlen)
+static int new_lib(struct attacher *a, const char *path, dev_t dev, ino_t ino,
+		   struct traced_lib **out, char *err, size_t errlen)
 {
 	struct traced_lib *lib;
-	char derr[256] = "";
-	int ret;
 
 	if (a->nlibs >= CCLD_MAX_LAYOUTS) {
 		snprintf(err, errlen, "too many distinct NCCL/CUDA libraries (max %d)",
@@ -211,12 +211,26 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 	if (!lib)
 		return -ENOMEM;
 	lib->slot = a->nlibs;
-	lib->dev = mf->dev;
-	lib->ino = mf->ino;
-	snprintf(lib->path, sizeof(lib->path), "%s", mf->host_path);
+	lib->dev = dev;
+	lib->ino = ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+	a->libs[a->nlibs++] = lib;
+	*out = lib;
+	return 0;
+}
+
+static int add_lib(struct attacher *a, const struct mapped_file *mf,
+		   struct elf_syms *es, bool is_cuda, char *err, size_t errlen)
+{
+	struct traced_lib *lib;
+	char derr[256] = "";
+	int ret;
+
+	ret = new_lib(a, mf->host_path, mf->dev, mf->ino, &lib, err, errlen);
+	if (ret)
+		return ret;
 	if (is_cuda) {
 		lib->cuda = true;
-		a->libs[a->nlibs++] = lib;
 		ret = attach_cuda_lib(a, lib, es, err, errlen);
 		if (a->verbose)
 			fprintf(stderr, "ccld-trace: attached %d tier B probes "
@@ -237,7 +251,6 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 			"identity from init arguments only; processes that "
 			"initialised before attach cannot be identified\n",
 			lib->path);
-	a->libs[a->nlibs++] = lib;
 	ret = attach_lib(a, lib, es, err, errlen);
 	if (a->verbose)
 		fprintf(stderr, "ccld-trace: attached %d probes to %s (NCCL %s, "
@@ -246,6 +259,41 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 			lib->build_id[0] ? lib->build_id : "none",
 			lib->layouts.has_dwarf ? "dwarf" : "none");
 	return ret;
+}
+
+static int add_ldso_file(struct attacher *a, const char *path, dev_t dev,
+			 ino_t ino, char *err, size_t errlen)
+{
+	struct traced_lib *lib;
+	long off, delta;
+	int ret;
+
+	if (ldso_debug_hook(path, &off, &delta, err, errlen))
+		return -ENOENT;
+	ret = new_lib(a, path, dev, ino, &lib, err, errlen);
+	if (ret)
+		return ret;
+	lib->ldso = true;
+	ret = attach_one(a, lib, a->skel->progs.ld_debug_state, off,
+			 (__u64)delta, false, "_dl_debug_state", err, errlen);
+	if (!ret && a->verbose)
+		fprintf(stderr, "ccld-trace: watching library loads through %s\n",
+			path);
+	return ret;
+}
+
+int attacher_add_ldso(struct attacher *a, const char *path, char *err,
+		      size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (find_lib(a, st.st_dev, st.st_ino))
+		return 0;
+	return add_ldso_file(a, path, st.st_dev, st.st_ino, err, errlen);
 }
 
 int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen)
@@ -269,7 +317,15 @@ int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen)
 		bool cuda = a->cuda_skel && is_cuda_file(files[i].path);
 
 		if (known) {
-			found += !known->cuda;
+			found += !known->cuda && !known->ldso;
+			continue;
+		}
+		if (a->watch_loads && ldso_is_loader(files[i].path)) {
+			/* a container's own ld.so: hook it too (best effort) */
+			if (add_ldso_file(a, files[i].host_path, files[i].dev,
+					  files[i].ino, eerr, sizeof(eerr)) &&
+			    a->verbose)
+				fprintf(stderr, "ccld-trace: %s\n", eerr);
 			continue;
 		}
 		/* each file is read once: big framework libraries are costly */

@@ -30,6 +30,7 @@ struct traced_lib {
 	int nlinks;
 	int nmissing;		/* hook symbols absent from this build */
 	bool cuda;		/* a CUDA runtime/driver library (tier B) */
+	bool ldso;		/* the dynamic loader (new-process hook) */
 };
 
 struct attacher {
@@ -39,6 +40,7 @@ struct attacher {
 	int nlibs;
 	struct hmap not_nccl;	/* (dev, ino) of files checked: no NCCL */
 	bool verbose;
+	bool watch_loads;	/* also hook each ld.so (--all) */
 };
 
 /*
@@ -48,6 +50,10 @@ struct attacher {
  * with ERR filled (ENOENT: no such process).
  */
 int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen);
+
+/* Hooks the dynamic loader at PATH (for --all); 0 or -errno. */
+int attacher_add_ldso(struct attacher *a, const char *path, char *err,
+		      size_t errlen);
 
 void attacher_free(struct attacher *a);
 

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "ldso.h"
 #include "capture.h"
 #include "cuda.skel.h"
 #include "nccl_api.skel.h"
@@ -149,6 +150,19 @@ static pid_t read_ppid(pid_t pid)
 	return ppid;
 }
 
+/* seen_pids: processes the ld.so hook must leave alone (already handled) */
+static void mark_seen(struct tracer *t, pid_t pid, bool seen)
+{
+	int fd = bpf_map__fd(t->skel->maps.seen_pids);
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (seen)
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(fd, &key);
+}
+
 /* Starts following PID: a PROC_ATTACH record, then exit/stop checks. */
 static struct tracked *track(struct tracer *t, pid_t pid, uint64_t ts)
 {
@@ -168,6 +182,7 @@ static struct tracked *track(struct tracer *t, pid_t pid, uint64_t ts)
 	}
 	p = &t->procs[t->nprocs++];
 	p->pid = pid;
+	mark_seen(t, pid, true);
 	p->state = procmaps_state(pid);
 	p->gone = false;
 	synth(&ev, CCLD_EV_PROC_ATTACH, pid, ts);
@@ -198,6 +213,23 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * A new process mapped an NCCL library; with --all the BPF hook stopped it
+ * (SIGSTOP) so that its probes are in place before its first call.
+ */
+static void on_lib_load(struct tracer *t, const struct ccld_event *ev)
+{
+	char err[256];
+	int ret;
+
+	ret = attacher_add_pid(&t->att, ev->pid, err, sizeof(err));
+	if (ret < 0 && ret != -ENOENT)
+		fprintf(stderr, "ccld-trace: process %u: %s\n", ev->pid, err);
+	if (t->o->all && kill(ev->pid, SIGCONT) && errno != ESRCH)
+		fprintf(stderr, "ccld-trace: cannot resume process %u: %s\n",
+			ev->pid, strerror(errno));
+}
+
 static int ts_cmp(const void *a, const void *b)
 {
 	const struct ccld_event *x = a, *y = b;
@@ -218,6 +250,8 @@ static void drain_batch(struct tracer *t)
 	for (i = 0; i < t->nbatch; i++) {
 		struct ccld_event *ev = &t->batch[i];
 
+		if (ev->type == CCLD_EV_LIB_LOAD)
+			on_lib_load(t, ev);
 		if (!find_tracked(t, ev->pid))
 			track(t, ev->pid, ev->ts_ns);
 		emit(t, ev);
@@ -270,6 +304,7 @@ static void check_procs(struct tracer *t, uint64_t ts)
 		st = procmaps_state(p->pid);
 		if (!st || st == 'Z' || st == 'X') {
 			p->gone = true;
+			mark_seen(t, p->pid, false);
 			synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
 			ev.u.proc.exit_code = -1;
 			emit(t, &ev);
@@ -325,6 +360,28 @@ static int check_environment(void)
 			"(/sys/kernel/btf/vmlinux missing): CO-RE BPF cannot load\n");
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+/* --all: hook our own dynamic loader (the host's); containers' ones later */
+static int watch_loader(struct tracer *t)
+{
+	struct mapped_file *files = NULL;
+	char err[256] = "no dynamic loader mapped";
+	size_t n = 0, i;
+	int ret = -1;
+
+	if (procmaps_files(getpid(), &files, &n) == 0) {
+		for (i = 0; i < n && ret; i++) {
+			if (ldso_is_loader(files[i].path))
+				ret = attacher_add_ldso(&t->att, files[i].path, err,
+							sizeof(err));
+		}
+	}
+	free(files);
+	if (ret)
+		fprintf(stderr, "ccld-trace: cannot watch library loads (%s): "
+			"new processes are found by /proc scans only\n", err);
 	return 0;
 }
 
@@ -385,6 +442,7 @@ static int setup(struct tracer *t)
 		return -1;
 	}
 	t->skel->rodata->filter_pids = !o->all;
+	t->skel->rodata->stop_new_nccl = o->all;
 	ret = nccl_api_bpf__load(t->skel);
 	if (ret) {
 		fprintf(stderr, "ccld-trace: cannot load BPF programs: %s%s\n",
@@ -396,7 +454,10 @@ static int setup(struct tracer *t)
 		return -1;
 	t->att.skel = t->skel;
 	t->att.cuda_skel = t->cuda_skel;
+	t->att.watch_loads = o->all;
 	t->att.verbose = o->verbose;
+	if (o->all && watch_loader(t))
+		return -1;
 	/* the filter is in place before any probe exists */
 	for (i = 0; i < o->npids; i++) {
 		__u8 one = 1;
