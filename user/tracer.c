@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ struct tracer {
 	struct tracked *procs;
 	size_t nprocs, capprocs;
 	uint64_t main_drops, rare_drops;
+	int libs_described;	/* att.libs[] already written as metadata */
 	bool table;
 	int err;
 };
@@ -82,9 +84,37 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
+/* Libraries attached since last time, as capture metadata (docs/formats.md). */
+static void describe_libs(struct tracer *t)
+{
+	char text[PATH_MAX + 256];
+
+	for (; t->libs_described < t->att.nlibs; t->libs_described++) {
+		const struct traced_lib *l = t->att.libs[t->libs_described];
+
+		if (!t->cap)
+			continue;
+		snprintf(text, sizeof(text),
+			 "lib slot=%d kind=%s build_id=%s version=%s layout=%s "
+			 "probes=%d missing=%d path=%s\n", l->slot,
+			 l->cuda ? "cuda" : l->ldso ? "ldso" : "nccl",
+			 l->build_id[0] ? l->build_id : "-",
+			 l->version[0] ? l->version : "-",
+			 l->layouts.has_dwarf ? "dwarf" : "none", l->nlinks,
+			 l->nmissing, l->path);
+		if (capture_write_meta(t->cap, text) && !t->err) {
+			fprintf(stderr, "ccld-trace: writing %s: %s\n",
+				t->o->output, capture_error(t->cap));
+			t->err = 1;
+			stop = 1;
+		}
+	}
+}
+
 /* One record into the capture file and the pipeline, in that order. */
 static void emit(struct tracer *t, const struct ccld_event *ev)
 {
+	describe_libs(t);
 	if (t->cap && capture_write_event(t->cap, ev) && !t->err) {
 		fprintf(stderr, "ccld-trace: writing %s: %s\n", t->o->output,
 			capture_error(t->cap));
@@ -613,6 +643,7 @@ out:
 	if (t.cap && capture_close(t.cap)) {
 		fprintf(stderr, "ccld-trace: closing %s: %s\n", o->output,
 			capture_error(t.cap));
+		capture_close(t.cap);	/* after a failure the second call frees */
 		rc = 1;
 	}
 	ring_buffer__free(t.rb);
