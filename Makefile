@@ -16,7 +16,7 @@ CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
-VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+VERSION   := 0.1.0
 
 ifeq ($(V),1)
 Q :=
