@@ -64,7 +64,7 @@ ANALYZER   := $(OUT)/bin/ccld-analyzer
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 
-.PHONY: all deps test demo bench clean fuzz check-skip
+.PHONY: all deps test demo bench bench-build clean fuzz tests-build sim
 .DEFAULT_GOAL := all
 # keep BPF objects: probe-check and tests load them directly
 .SECONDARY: $(BPF_OBJS)
@@ -122,6 +122,27 @@ include tests/sim/sim.mk
 
 tests-build: $(UNIT_BINS)
 
+# ---- benchmarks (make bench) ---------------------------------------------
+REAL_CUDA ?= /usr/local/cuda
+BENCH_BINS := $(OUT)/tests/bench/bench_calls
+ifneq ($(wildcard $(REAL_CUDA)/lib/libnccl.so.2),)
+BENCH_BINS += $(OUT)/tests/bench/bench_calls_real
+endif
+
+$(OUT)/tests/bench/bench_calls: tests/bench/bench_calls.c | sim
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 $(WARN) -Iinclude -o $@ $< -L$(OUT)/sim/lib -lnccl -lcudart \
+		-Wl,-rpath,$(abspath $(OUT)/sim/lib)
+
+$(OUT)/tests/bench/bench_calls_real: tests/bench/bench_calls.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 $(WARN) -I$(REAL_CUDA)/include -o $@ $< -L$(REAL_CUDA)/lib \
+		-lnccl -Wl,-rpath,$(REAL_CUDA)/lib
+
+bench-build: $(BENCH_BINS) $(OUT)/tests/bench/bench_capture
+
 # ---- top-level jobs -----------------------------------------------------
 deps:
 	$(Q)deploy/install-deps.sh
@@ -135,7 +156,7 @@ demo: deps
 	$(Q)tests/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all bench-build
 	$(Q)tests/bench.sh
 
 clean:

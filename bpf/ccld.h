@@ -51,6 +51,14 @@ enum ccld_fn {
 	CCLD_FN_CUDA_EVENT_SYNC,	/* (event) */
 	CCLD_FN_CUDA_STREAM_SYNC,	/* (stream) */
 	CCLD_FN_CUDA_STREAM_QUERY,	/* (stream) -> 0 when idle */
+	/* tier C: NCCL's proxy profiler hooks (nccl-hooks.md section 3) */
+	CCLD_FN_PROXY_OP_START,
+	CCLD_FN_PROXY_OP_STOP,
+	CCLD_FN_PROXY_OP_STATE,
+	CCLD_FN_PROXY_SEND_STEP,	/* buffer posted for a send step */
+	CCLD_FN_PROXY_RECV_STEP,	/* buffer posted for a recv step */
+	CCLD_FN_PROXY_STEP_STATE,
+	CCLD_FN_PROXY_STEP_STOP,
 	CCLD_FN_MAX,
 };
 
@@ -61,6 +69,7 @@ enum ccld_fn {
 #define ccld_fn_is_p2p(fn)	((fn) == CCLD_FN_SEND || (fn) == CCLD_FN_RECV)
 #define ccld_fn_is_init(fn)	((fn) >= CCLD_FN_INIT_RANK && (fn) <= CCLD_FN_SHRINK)
 #define ccld_fn_is_teardown(fn)	((fn) >= CCLD_FN_FINALIZE && (fn) <= CCLD_FN_ABORT)
+#define ccld_fn_is_proxy(fn)	((fn) >= CCLD_FN_PROXY_OP_START && (fn) <= CCLD_FN_PROXY_STEP_STOP)
 #define ccld_fn_is_cuda(fn)	((fn) >= CCLD_FN_CUDA_EVENT_RECORD && (fn) <= CCLD_FN_CUDA_STREAM_QUERY)
 
 enum ccld_ev_type {
@@ -72,6 +81,7 @@ enum ccld_ev_type {
 	CCLD_EV_ASYNC_ERR,	/* ncclCommGetAsyncError returned an error (rare) */
 	CCLD_EV_CUDA,		/* tier B call returned: u.cuda */
 	CCLD_EV_LIB_LOAD,	/* a new process loaded an NCCL library (rare) */
+	CCLD_EV_PROXY,		/* tier C proxy hook: u.proxy, id.comm = args */
 	/* written by userspace into the same stream (and capture files) */
 	CCLD_EV_PROC_ATTACH = 32, /* a process was attached */
 	CCLD_EV_PROC_EXIT,	/* a traced process exited */
@@ -143,6 +153,29 @@ struct ccld_cuda {		/* CCLD_EV_CUDA */
 	__u32 pad;
 };
 
+/*
+ * CCLD_EV_PROXY: one sub (channel, peer) of a proxy op at a hook.  Step
+ * counters are relative to the sub's base (steps of this op).
+ */
+struct ccld_proxy {
+	__u64 op_count;		/* args->opCount: collOpCount<<1, p2p <<1|1 */
+	__u64 progress;		/* args->progress: send or recv progress fn */
+	__s64 nbytes;
+	__u32 posted;
+	__u32 transmitted;
+	__u32 received;
+	__u32 done;
+	__s32 nsteps;
+	__s32 peer;
+	__s32 rank;		/* sub->rank, -1 unknown */
+	__s32 step;		/* step hooks: stepId */
+	__s16 channel;
+	__u8 sub;		/* index s in args->subs[] */
+	__u8 state;		/* RecordProxy*State: the state argument */
+	__u16 slice_steps;
+	__u16 pad;
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -177,6 +210,7 @@ struct ccld_event {
 		struct ccld_comm_call comm;
 		struct ccld_async_err async_err;
 		struct ccld_cuda cuda;
+		struct ccld_proxy proxy;
 		struct ccld_proc proc;
 		struct ccld_lost lost;
 		__u8 raw[64];
@@ -231,6 +265,8 @@ struct ccld_proxy_layout {
 	__s32 sub_transmitted;
 	__s32 sub_done;
 	__s32 sub_flushed;
+	__s32 sub_base;		/* step counters are base + steps */
+	__s32 sub_rank;
 	__u32 valid;
 };
 

@@ -61,6 +61,8 @@ const struct layout_field layout_fields[] = {
 	{ "ncclProxySubArgs", "flushed", PROXY(sub_flushed) },
 	{ "ncclProxySubArgs", "transmitted", PROXY(sub_transmitted) },
 	{ "ncclProxySubArgs", "done", PROXY(sub_done) },
+	{ "ncclProxySubArgs", "base", PROXY(sub_base) },
+	{ "ncclProxySubArgs", "rank", PROXY(sub_rank) },
 };
 
 const int layout_fields_n = sizeof(layout_fields) / sizeof(layout_fields[0]);

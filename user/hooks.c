@@ -28,13 +28,13 @@ const struct hook_def nccl_hooks[] = {
 	{ "ncclCommAbort", CCLD_FN_ABORT, 'A', true, "teardown (Abort)" },
 	{ "ncclCommGetAsyncError", CCLD_FN_GET_ASYNC_ERROR, 'A', true, "async error reports" },
 	/* tier C: proxy progress (local symbols in .symtab) */
-	{ "ncclProfilerStartProxyOpEvent", 0, 'C', false, "proxy op start" },
-	{ "ncclProfilerStopProxyOpEvent", 0, 'C', false, "proxy op done" },
-	{ "ncclProfilerRecordProxyOpEventState", 0, 'C', false, "proxy op state" },
-	{ "ncclProfilerStartSendProxyStepEvent", 0, 'C', false, "send step posted" },
-	{ "ncclProfilerStartRecvProxyStepEvent", 0, 'C', false, "recv step posted" },
-	{ "ncclProfilerRecordProxyStepEventState", 0, 'C', false, "step state" },
-	{ "ncclProfilerStopProxyStepEvent", 0, 'C', false, "step done" },
+	{ "ncclProfilerStartProxyOpEvent", CCLD_FN_PROXY_OP_START, 'C', false, "proxy op start" },
+	{ "ncclProfilerStopProxyOpEvent", CCLD_FN_PROXY_OP_STOP, 'C', false, "proxy op done" },
+	{ "ncclProfilerRecordProxyOpEventState", CCLD_FN_PROXY_OP_STATE, 'C', false, "proxy op state" },
+	{ "ncclProfilerStartSendProxyStepEvent", CCLD_FN_PROXY_SEND_STEP, 'C', false, "send step posted" },
+	{ "ncclProfilerStartRecvProxyStepEvent", CCLD_FN_PROXY_RECV_STEP, 'C', false, "recv step posted" },
+	{ "ncclProfilerRecordProxyStepEventState", CCLD_FN_PROXY_STEP_STATE, 'C', false, "step state" },
+	{ "ncclProfilerStopProxyStepEvent", CCLD_FN_PROXY_STEP_STOP, 'C', false, "step done" },
 };
 
 const int nccl_hooks_n = sizeof(nccl_hooks) / sizeof(nccl_hooks[0]);
@@ -95,6 +95,13 @@ const char *hook_fn_name(int fn)
 		[CCLD_FN_CUDA_EVENT_SYNC] = "EventSynchronize",
 		[CCLD_FN_CUDA_STREAM_SYNC] = "StreamSynchronize",
 		[CCLD_FN_CUDA_STREAM_QUERY] = "StreamQuery",
+		[CCLD_FN_PROXY_OP_START] = "ProxyOpStart",
+		[CCLD_FN_PROXY_OP_STOP] = "ProxyOpStop",
+		[CCLD_FN_PROXY_OP_STATE] = "ProxyOpState",
+		[CCLD_FN_PROXY_SEND_STEP] = "ProxySendStep",
+		[CCLD_FN_PROXY_RECV_STEP] = "ProxyRecvStep",
+		[CCLD_FN_PROXY_STEP_STATE] = "ProxyStepState",
+		[CCLD_FN_PROXY_STEP_STOP] = "ProxyStepStop",
 	};
 
 	if (fn <= 0 || fn >= CCLD_FN_MAX || !names[fn])

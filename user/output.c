@@ -164,6 +164,7 @@ struct comm_row {
 	uint64_t errors;
 	int64_t min_seq;
 	int64_t max_seq;
+	int64_t min_done;	/* lowest seq the GPU finished, over ranks */
 	uint32_t in_state[RS__COUNT];
 };
 
@@ -208,6 +209,7 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 			r->hash = cr->hash;
 			r->min_seq = INT64_MAX;
 			r->max_seq = -1;
+			r->min_done = INT64_MAX;
 		}
 		r->nranks = cr->nranks;
 		r->ranks_seen++;
@@ -218,13 +220,15 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 			r->min_seq = cr->last_seq;
 		if (cr->last_seq > r->max_seq)
 			r->max_seq = cr->last_seq;
+		if (cr->completed_seq < r->min_done)
+			r->min_done = cr->completed_seq;
 		r->in_state[cr->state]++;
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	if (ansi_home)
 		fputs("\033[H\033[2J", f);
-	fprintf(f, "%-16s %6s %5s %9s %10s %11s %s\n", "COMM", "NRANKS", "SEEN",
-		"CALLS", "MB", "SEQ min-max", "STATES");
+	fprintf(f, "%-16s %6s %5s %9s %10s %11s %7s %s\n", "COMM", "NRANKS",
+		"SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "STATES");
 	for (i = 0; i < n; i++) {
 		struct comm_row *r = &rows[i];
 		char states[160] = "";
@@ -239,10 +243,10 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 					r->in_state[s]);
 		}
 		fprintf(f, "%016" PRIx64 " %6d %5u %9" PRIu64 " %10.1f %5" PRId64
-			"-%-5" PRId64 " %s\n", r->hash, r->nranks, r->ranks_seen,
-			r->calls, r->bytes / 1e6,
+			"-%-5" PRId64 " %7" PRId64 " %s\n", r->hash, r->nranks,
+			r->ranks_seen, r->calls, r->bytes / 1e6,
 			r->min_seq == INT64_MAX ? -1 : r->min_seq, r->max_seq,
-			states);
+			r->min_done == INT64_MAX ? -1 : r->min_done, states);
 	}
 	fflush(f);
 	free(rows);

@@ -19,6 +19,8 @@ struct pipeline_opts {
 	bool json;		/* JSON lines instead of text */
 	bool events;		/* one line per call */
 	bool quiet;		/* text mode: no per-comm lifecycle lines */
+	double stall_s;		/* analyzer thresholds (0: defaults) */
+	double hang_s;
 };
 
 struct pipeline;

@@ -343,7 +343,8 @@ static void check_procs(struct tracer *t, uint64_t ts)
 					"tracing the others\n", p->pid);
 			continue;
 		}
-		if (st != p->state) {
+		/* only stop / continue matters (R <-> S changes all the time) */
+		if ((st == 'T' || st == 't') != (p->state == 'T' || p->state == 't')) {
 			p->state = st;
 			synth(&ev, CCLD_EV_PROC_STATE, p->pid, ts);
 			ev.u.proc.state = st;
@@ -607,6 +608,7 @@ int tracer_run(const struct trace_opts *o)
 {
 	struct pipeline_opts po = {
 		.out = stdout, .json = o->json, .events = o->events,
+		.stall_s = o->stall_s, .hang_s = o->hang_s,
 	};
 	struct tracer t = { .o = o };
 	uint64_t start;

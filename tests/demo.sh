@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make demo: a simulated 8-rank training job (TP=2, PP=2, DP=2) on the
+# GPU-less NCCL stand-in, with an injected network stall on one rank,
+# traced live with real uprobes by ccld-trace attached to the running ranks.
+# Environment: DEMO_FAULT (a CCLD_SIM_FAULT value), DEMO_STALL (seconds).
+set -u
+cd "$(dirname "$0")/.."
+BIN=build/bin
+TMP=$(mktemp -d /tmp/ccld-demo.XXXXXX)
+FAULT=${DEMO_FAULT:-netstall rank=5 after_ms=4000}
+STALL=${DEMO_STALL:-5}
+job=
+cleanup() {
+	[ -n "$job" ] && { pkill -9 -P "$job" 2>/dev/null; kill -9 "$job" 2>/dev/null; }
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "make demo: ccld-trace loads BPF programs: run it as root" >&2
+	exit 1
+fi
+echo "== ccld demo: 8 ranks, TP=2 PP=2 DP=2, fault: CCLD_SIM_FAULT='$FAULT'"
+CCLD_SIM_FAULT=$FAULT $BIN/ccld-simjob --ranks 8 --tp 2 --pp 2 --steps 1000000 \
+	--compute-ms 20 --wait-start "$TMP/go" --pidfile "$TMP/pids" --timeout 120 \
+	>"$TMP/job.out" 2>"$TMP/job.err" &
+job=$!
+disown "$job"
+for _ in $(seq 100); do
+	[ -s "$TMP/pids" ] && [ "$(wc -l <"$TMP/pids")" -ge 8 ] && break
+	sleep 0.1
+done
+[ -s "$TMP/pids" ] || { echo "demo: the job did not start:"; cat "$TMP/job.err"; exit 1; }
+pids=$(awk '{print $2}' "$TMP/pids" | paste -sd, -)
+echo "== ranks started and initialised: pids $pids"
+echo "== attaching: ccld-trace -p $pids --stall $STALL --duration $((STALL + 12))"
+touch "$TMP/go"
+$BIN/ccld-trace -p "$pids" --stall "$STALL" --duration $((STALL + 12))
+rc=$?
+echo "== done (ccld-trace exit status $rc)"
+exit $rc

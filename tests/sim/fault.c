@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CCLD_SIM_FAULT (DESIGN.md section 9): injected hardware faults, parsed by
+ * the stand-in in every process at its first communicator init.  "Rank R"
+ * is the rank the process has in that first communicator (its world rank);
+ * after_ms counts from that init.  Also the timing model's knobs.
+ *
+ *   netstall rank=R after_ms=T            network steps stop completing
+ *   netslow  rank=R after_ms=T factor=F   network steps take F times longer
+ *   gpustall rank=R after_ms=T            the simulated GPU stops
+ *   gpuslow  rank=R after_ms=T factor=F   simulated kernels F times slower
+ *
+ * Several faults are separated by ';'.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sim.h"
+#include "sim_cudart.h"
+
+/* timing model (docs/standin.md): per network step and per kernel */
+double sim_net_base_us = 20.0, sim_net_gbps = 12.5;
+double sim_kernel_base_us = 10.0, sim_gpu_gbps = 200.0;
+
+static struct sim_faults g_f;
+static uint64_t g_net_at = UINT64_MAX;
+
+static int parse_num(const char *v, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(v, &end);
+	return errno || end == v || *end || *out < 0 ? -1 : 0;
+}
+
+static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, size_t errlen)
+{
+	double rank = -1, after = 0, factor = -1, v;
+	char *save, *tok, *kind;
+	int is_slow, is_net;
+
+	kind = strtok_r(spec, " \t", &save);
+	if (!kind)
+		return 0;	/* empty element, e.g. a trailing ';' */
+	if (!strcmp(kind, "netstall") || !strcmp(kind, "netslow") ||
+	    !strcmp(kind, "gpustall") || !strcmp(kind, "gpuslow")) {
+		is_net = kind[0] == 'n';
+		is_slow = strstr(kind, "slow") != NULL;
+	} else {
+		snprintf(err, errlen, "unknown fault kind '%s' (netstall, netslow, gpustall, gpuslow)",
+			 kind);
+		return -1;
+	}
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			snprintf(err, errlen, "%s: '%s' is not key=value", kind, tok);
+			return -1;
+		}
+		*eq = 0;
+		if (parse_num(eq + 1, &v)) {
+			snprintf(err, errlen, "%s: %s='%s' is not a non-negative number", kind, tok,
+				 eq + 1);
+			return -1;
+		}
+		if (!strcmp(tok, "rank") && v == (int)v)
+			rank = v;
+		else if (!strcmp(tok, "after_ms"))
+			after = v;
+		else if (!strcmp(tok, "factor") && is_slow)
+			factor = v;
+		else {
+			snprintf(err, errlen, "%s: unexpected key '%s'", kind, tok);
+			return -1;
+		}
+	}
+	if (rank < 0) {
+		snprintf(err, errlen, "%s: rank=R is required", kind);
+		return -1;
+	}
+	if (is_slow && factor <= 0) {
+		snprintf(err, errlen, "%s: factor=F (> 0) is required", kind);
+		return -1;
+	}
+	if ((int)rank != myrank)
+		return 0;
+	if (is_net) {
+		f->net_stall = !is_slow;
+		f->net_slow = is_slow;
+		f->net_at_ms = (uint64_t)after;
+		f->net_factor = is_slow ? factor : 1.0;
+		f->net_rank = (int)rank;
+	} else {
+		f->gpu_stall = !is_slow;
+		f->gpu_slow = is_slow;
+		f->gpu_at_ms = (uint64_t)after;
+		f->gpu_factor = is_slow ? factor : 1.0;
+		f->gpu_rank = (int)rank;
+	}
+	return 0;
+}
+
+int sim_fault_parse(const char *s, int myrank, struct sim_faults *f, char *err, size_t errlen)
+{
+	char *copy, *save, *one;
+	int ret = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->parsed = 1;
+	if (!s || !*s)
+		return 0;
+	copy = strdup(s);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (one = strtok_r(copy, ";", &save); one && !ret; one = strtok_r(NULL, ";", &save))
+		ret = parse_one(one, myrank, f, err, errlen);
+	free(copy);
+	return ret;
+}
+
+static void env_double(const char *name, double *v)
+{
+	const char *s = getenv(name);
+	double d;
+
+	if (s && !parse_num(s, &d) && d > 0)
+		*v = d;
+}
+
+/*
+ * Parses CCLD_SIM_FAULT for MYRANK and arms it from T0.  Returns -1 with a
+ * message on stderr (and in ERR) for a malformed value.
+ */
+int sim_fault_setup(int myrank, uint64_t t0, char *err, size_t errlen)
+{
+	const char *s = getenv("CCLD_SIM_FAULT");
+
+	env_double("CCLD_SIM_NET_US", &sim_net_base_us);
+	env_double("CCLD_SIM_NET_GBPS", &sim_net_gbps);
+	env_double("CCLD_SIM_KERNEL_US", &sim_kernel_base_us);
+	env_double("CCLD_SIM_GPU_GBPS", &sim_gpu_gbps);
+	if (sim_fault_parse(s, myrank, &g_f, err, errlen)) {
+		fprintf(stderr, "ccld-sim: malformed CCLD_SIM_FAULT='%s': %s\n", s, err);
+		return -1;
+	}
+	if (g_f.net_stall || g_f.net_slow)
+		g_net_at = t0 + g_f.net_at_ms * 1000000ull;
+	if (g_f.gpu_stall || g_f.gpu_slow)
+		ccldsim_gpu_fault_set(t0 + g_f.gpu_at_ms * 1000000ull, g_f.gpu_stall,
+				      g_f.gpu_factor);
+	if (g_f.net_stall || g_f.net_slow || g_f.gpu_stall || g_f.gpu_slow)
+		fprintf(stderr, "ccld-sim: pid %d rank %d: fault armed: %s\n", (int)getpid(),
+			myrank, s);
+	return 0;
+}
+
+int sim_net_stalled(uint64_t now)
+{
+	return g_f.net_stall && now >= g_net_at;
+}
+
+double sim_net_factor(uint64_t now)
+{
+	return g_f.net_slow && now >= g_net_at ? g_f.net_factor : 1.0;
+}

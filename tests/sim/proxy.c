@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The proxy thread of the NCCL stand-in: one per process, like NCCL's.  It
+ * moves each op's data in steps over the per-channel, per-peer shared
+ * memory connections and calls the profiler hook functions with NCCL 2.28's
+ * names, signatures and call points (src/proxy.cc append, transport/net.cc
+ * sendProxyProgress / recvProxyProgress).  ccld attaches uprobes to them.
+ *
+ * Per connection step t (slot t % NCCL_STEPS), the protocol mirrors NCCL's
+ * network transport:
+ *   receiver posts a buffer       slot.posted = t+1     (recv: posted)
+ *   GPU hands data to the proxy   sub.gpuStep > s       (send: posted -> ready)
+ *   sender isends                 copy into the slot    (send: transmitted)
+ *   network delivers              slot.delivered = t+1  (send: done,
+ *                                                        recv: received)
+ *   receiver GPU consumes         slot.consumed = t+1   (recv: done)
+ * A network stall (CCLD_SIM_FAULT netstall) stops delivery and the
+ * receiver's network side, so counters freeze where a real NIC would.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sim.h"
+
+/* the real NCCL hooks are local symbols that cannot be optimised away */
+#define HOOK static __attribute__((noipa, used))
+
+static struct ncclProxyState g_proxy = { .mu = PTHREAD_MUTEX_INITIALIZER };
+static uint32_t g_kernel_bell;		/* private futex: wakes kernels */
+static volatile sig_atomic_t g_dump;
+static uint64_t g_hook_calls;		/* profiler hook calls, for the dump */
+
+/* ---- profiler hooks (src/include/profiler.h, 2.27+) -------------------- */
+
+HOOK ncclResult_t ncclProfilerStartProxyOpEvent(int sub, struct ncclProxyArgs *args)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerStopProxyOpEvent(int sub, struct ncclProxyArgs *args)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerRecordProxyOpEventState(int sub, struct ncclProxyArgs *args,
+						       int state)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(state) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerStartSendProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						       int stepId)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerStartRecvProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						       int stepId)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerStopProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						  int stepId)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
+	return ncclSuccess;
+}
+
+HOOK ncclResult_t ncclProfilerRecordProxyStepEventState(int sub, struct ncclProxyArgs *args,
+							 int stepId, int state)
+{
+	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId), "r"(state) : "memory");
+	return ncclSuccess;
+}
+
+/* ---- kernel doorbell (process-private) --------------------------------- */
+
+uint32_t sim_kernel_bell_read(void)
+{
+	return __atomic_load_n(&g_kernel_bell, __ATOMIC_SEQ_CST);
+}
+
+void sim_kernel_bell_ring(void)
+{
+	__atomic_add_fetch(&g_kernel_bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &g_kernel_bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void sim_kernel_bell_wait(uint32_t seen)
+{
+	/* bounded: an aborted comm or a fault change is noticed within 100 ms */
+	struct timespec ts = { 0, 100000000 };
+
+	syscall(SYS_futex, &g_kernel_bell, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+/* chunk k of a message: [k * SIM_STEP_BYTES, +len) */
+static size_t chunk_len(const struct sim_op *op, int k)
+{
+	size_t off = (size_t)k * SIM_STEP_BYTES;
+
+	if (off >= op->mbytes)
+		return 0;
+	return op->mbytes - off < SIM_STEP_BYTES ? op->mbytes - off : SIM_STEP_BYTES;
+}
+
+static uint64_t g_next_deadline;
+
+static void deadline(uint64_t t)
+{
+	if (t < g_next_deadline)
+		g_next_deadline = t;
+}
+
+static uint64_t step_latency_ns(size_t len, uint64_t now)
+{
+	double us = sim_net_base_us + (double)len / (sim_net_gbps * 1e3);
+
+	return (uint64_t)(us * sim_net_factor(now) * 1000.0);
+}
+
+static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxyState *ps,
+							     struct ncclProxyArgs *args)
+{
+	uint64_t now = sim_now_ns();
+	int stalled = sim_net_stalled(now), s;
+
+	if (args->state == ncclProxyOpReady) {
+		for (s = 0; s < args->nsubs; s++) {
+			struct ncclProxySubArgs *sub = args->subs + s;
+
+			sub->posted = sub->transmitted = sub->done = 0;
+			ncclProfilerRecordProxyOpEventState(s, args, ncclProfilerProxyOpInProgress_v4);
+		}
+		args->state = ncclProxyOpProgress;
+	}
+	args->idle = 1;
+	for (s = 0; s < args->nsubs; s++) {
+		struct ncclProxySubArgs *sub = args->subs + s;
+		struct sim_conn *conn = sub->connection;
+		uint64_t t;
+		struct sim_slot *slot;
+
+		if (sub->done == (uint64_t)sub->nsteps)
+			continue;
+		/* post buffers to the GPU */
+		if (sub->posted < (uint64_t)sub->nsteps && sub->posted < sub->done + NCCL_STEPS) {
+			int id = (int)sub->posted;
+
+			ncclProfilerStartSendProxyStepEvent(s, args, id);
+			__atomic_store_n(&sub->posted, sub->posted + args->sliceSteps, __ATOMIC_RELEASE);
+			ncclProfilerRecordProxyStepEventState(s, args, id,
+							      ncclProfilerProxyStepSendGPUWait);
+			sim_kernel_bell_ring();
+			args->idle = 0;
+			continue;
+		}
+		/* data from the GPU: isend once the receiver posted a buffer */
+		if (sub->transmitted < sub->posted &&
+		    sub->transmitted < __atomic_load_n(&sub->gpuStep, __ATOMIC_ACQUIRE)) {
+			int id = (int)sub->transmitted;
+			int k = id * args->nChannels + sub->channelId;
+			size_t len = chunk_len(args->op, k);
+
+			t = sub->base + sub->transmitted;
+			slot = &conn->slot[t % NCCL_STEPS];
+			if (__atomic_load_n(&slot->posted, __ATOMIC_ACQUIRE) == t + 1) {
+				memcpy(conn->data[t % NCCL_STEPS], sub->buff + (size_t)k * SIM_STEP_BYTES,
+				       len);
+				slot->size = (uint32_t)len;
+				slot->sig = args->sig;
+				sub->deliverAt[t % NCCL_STEPS] = now + step_latency_ns(len, now);
+				sub->transSize = len;
+				__atomic_store_n(&sub->transmitted, sub->transmitted + args->sliceSteps,
+						 __ATOMIC_RELEASE);
+				ncclProfilerRecordProxyStepEventState(s, args, id,
+								      ncclProfilerProxyStepSendWait);
+				sim_kernel_bell_ring();
+				args->idle = 0;
+				continue;
+			}
+		}
+		/* network completion */
+		if (sub->done < sub->transmitted && !stalled) {
+			int id = (int)sub->done;
+
+			t = sub->base + sub->done;
+			if (now >= sub->deliverAt[t % NCCL_STEPS]) {
+				slot = &conn->slot[t % NCCL_STEPS];
+				__atomic_store_n(&slot->delivered, t + 1, __ATOMIC_RELEASE);
+				sim_bell_ring(sub->peerBell);
+				__atomic_store_n(&sub->done, sub->done + args->sliceSteps, __ATOMIC_RELEASE);
+				ncclProfilerStopProxyStepEvent(s, args, id);
+				sim_kernel_bell_ring();
+				args->idle = 0;
+				if (sub->done == (uint64_t)sub->nsteps)
+					args->done++;
+			} else {
+				deadline(sub->deliverAt[t % NCCL_STEPS]);
+			}
+		}
+	}
+	if (args->done == args->nsubs) {
+		for (s = 0; s < args->nsubs; s++)
+			ncclProfilerStopProxyOpEvent(s, args);
+		args->state = ncclProxyOpNone;
+	}
+	(void)ps;
+	return ncclSuccess;
+}
+
+static __attribute__((noipa)) ncclResult_t recvProxyProgress(struct ncclProxyState *ps,
+							     struct ncclProxyArgs *args)
+{
+	int stalled = sim_net_stalled(sim_now_ns()), s;
+
+	if (args->state == ncclProxyOpReady) {
+		for (s = 0; s < args->nsubs; s++) {
+			struct ncclProxySubArgs *sub = args->subs + s;
+
+			sub->posted = sub->received = sub->flushed = sub->transmitted = sub->done = 0;
+			ncclProfilerRecordProxyOpEventState(s, args, ncclProfilerProxyOpInProgress_v4);
+		}
+		args->state = ncclProxyOpProgress;
+	}
+	args->idle = 1;
+	for (s = 0; s < args->nsubs; s++) {
+		struct ncclProxySubArgs *sub = args->subs + s;
+		struct sim_conn *conn = sub->connection;
+		struct sim_slot *slot;
+		uint64_t t;
+
+		if (sub->done == (uint64_t)sub->nsteps)
+			continue;
+		/* post receive buffers */
+		if (sub->posted < (uint64_t)sub->nsteps && sub->posted < sub->done + NCCL_STEPS) {
+			int id = (int)sub->posted;
+
+			ncclProfilerStartRecvProxyStepEvent(s, args, id);
+			sub->posted += args->sliceSteps;
+			ncclProfilerRecordProxyStepEventState(s, args, id,
+							      ncclProfilerProxyStepRecvWait);
+			args->idle = 0;
+		}
+		/* tell the sender (a network message: not while stalled) */
+		while (!stalled && (uint64_t)sub->credited < sub->posted) {
+			t = sub->base + sub->credited;
+			slot = &conn->slot[t % NCCL_STEPS];
+			/* the slot's previous step must have been consumed */
+			if (__atomic_load_n(&slot->consumed, __ATOMIC_ACQUIRE) !=
+			    (t >= NCCL_STEPS ? t - NCCL_STEPS + 1 : 0))
+				break;
+			__atomic_store_n(&slot->posted, t + 1, __ATOMIC_RELEASE);
+			sub->credited++;
+			sim_bell_ring(sub->peerBell);
+			args->idle = 0;
+		}
+		/* data arrived: check it belongs to this op, flush, hand to the GPU */
+		if (!stalled && sub->received < (uint64_t)sub->credited) {
+			int id = (int)sub->received;
+
+			t = sub->base + sub->received;
+			slot = &conn->slot[t % NCCL_STEPS];
+			/* a mismatched op's data never matches: stuck, as NCCL hangs */
+			if (__atomic_load_n(&slot->delivered, __ATOMIC_ACQUIRE) == t + 1 &&
+			    slot->sig == args->sig) {
+				sub->received += args->sliceSteps;
+				sub->transSize = slot->size;
+				ncclProfilerRecordProxyStepEventState(s, args, id,
+								      ncclProfilerProxyStepRecvFlushWait);
+				sub->flushed += args->sliceSteps;
+				__atomic_store_n(&sub->transmitted, sub->transmitted + args->sliceSteps,
+						 __ATOMIC_RELEASE);
+				ncclProfilerRecordProxyStepEventState(s, args, id,
+								      ncclProfilerProxyStepRecvGPUWait);
+				sim_kernel_bell_ring();
+				args->idle = 0;
+			}
+		}
+		/* the GPU consumed it: free the slot */
+		if (sub->done < sub->transmitted &&
+		    sub->done < __atomic_load_n(&sub->gpuStep, __ATOMIC_ACQUIRE)) {
+			int id = (int)sub->done;
+
+			t = sub->base + sub->done;
+			__atomic_store_n(&conn->slot[t % NCCL_STEPS].consumed, t + 1, __ATOMIC_RELEASE);
+			sub->done += args->sliceSteps;
+			ncclProfilerStopProxyStepEvent(s, args, id);
+			args->idle = 0;
+			if (sub->done == (uint64_t)sub->nsteps)
+				args->done++;
+		}
+	}
+	if (args->done == args->nsubs) {
+		for (s = 0; s < args->nsubs; s++)
+			ncclProfilerStopProxyOpEvent(s, args);
+		args->state = ncclProxyOpNone;
+	}
+	(void)ps;
+	return ncclSuccess;
+}
+
+/* ---- the thread -------------------------------------------------------- */
+
+/* NCCL_PROXY_DUMP_SIGNAL: print the active ops, like NCCL's dumpProxyState */
+static void dump_active(struct ncclProxyState *ps)
+{
+	struct ncclProxyArgs *a;
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
+	int s;
+
+	if (!f)
+		return;
+	fprintf(f, "ccld-sim: pid %d proxy state (%llu hook calls, net %s):\n",
+		(int)getpid(), (unsigned long long)g_hook_calls,
+		sim_net_stalled(sim_now_ns()) ? "stalled" : "ok");
+	for (a = ps->active; a; a = a->next) {
+		for (s = 0; s < a->nsubs; s++) {
+			struct ncclProxySubArgs *b = a->subs + s;
+
+			fprintf(f, "  comm %016llx rank %d opCount %llx %s peer %d ch %d "
+				"nsteps %d posted %llu transmitted %llu received %llu done %llu\n",
+				(unsigned long long)a->comm->commHash, b->rank,
+				(unsigned long long)a->opCount,
+				a->progress == sendProxyProgress ? "send" : "recv", b->peer,
+				b->channelId, b->nsteps, (unsigned long long)b->posted,
+				(unsigned long long)b->transmitted,
+				(unsigned long long)b->received, (unsigned long long)b->done);
+		}
+	}
+	fclose(f);
+	/* one write: dumps of several processes sharing stderr do not interleave */
+	if (write(2, buf, len) < 0)
+		perror("ccld-sim: proxy dump");
+	free(buf);
+}
+
+static void *proxy_main(void *arg)
+{
+	struct ncclProxyState *ps = arg;
+	struct ncclProxyArgs **tailp = &ps->active, *a, **pp;
+	uint64_t now;
+
+	prctl(PR_SET_NAME, "ccldsim-proxy");
+	prctl(PR_SET_TIMERSLACK, 1000UL);
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&ps->bell->seq, __ATOMIC_SEQ_CST);
+		struct ncclProxyArgs *in;
+		int progressed = 0, s;
+
+		pthread_mutex_lock(&ps->mu);
+		in = ps->incoming;
+		ps->incoming = NULL;
+		pthread_mutex_unlock(&ps->mu);
+		/* incoming is newest-first: reverse to keep launch order */
+		{
+			struct ncclProxyArgs *rev = NULL;
+
+			while (in) {
+				a = in->next;
+				in->next = rev;
+				rev = in;
+				in = a;
+			}
+			in = rev;
+		}
+		for (tailp = &ps->active; *tailp; tailp = &(*tailp)->next)
+			;
+		while (in) {
+			a = in;
+			in = in->next;
+			a->next = NULL;
+			for (s = 0; s < a->nsubs; s++)
+				ncclProfilerStartProxyOpEvent(s, a);
+			*tailp = a;
+			tailp = &a->next;
+			progressed = 1;
+		}
+		g_next_deadline = UINT64_MAX;
+		for (pp = &ps->active; (a = *pp);) {
+			if (__atomic_load_n(&a->comm->abortFlag, __ATOMIC_ACQUIRE)) {
+				a->state = ncclProxyOpNone;
+			} else {
+				a->progress(ps, a);
+				if (!a->idle)
+					progressed = 1;
+			}
+			if (a->state == ncclProxyOpNone) {
+				*pp = a->next;
+				sim_op_unref(a->op);
+				progressed = 1;
+			} else {
+				pp = &a->next;
+			}
+		}
+		if (g_dump) {
+			g_dump = 0;
+			dump_active(ps);
+		}
+		if (progressed)
+			continue;
+		now = sim_now_ns();
+		{
+			int64_t wait = 100000000;
+
+			if (g_next_deadline != UINT64_MAX)
+				wait = g_next_deadline > now ? (int64_t)(g_next_deadline - now) : 0;
+			if (wait > 100000000)
+				wait = 100000000;
+			if (wait == 0)
+				continue;
+			__atomic_store_n(&ps->bell->sleeping, 1, __ATOMIC_SEQ_CST);
+			sim_futex_wait(&ps->bell->seq, seen, wait);
+			__atomic_store_n(&ps->bell->sleeping, 0, __ATOMIC_SEQ_CST);
+		}
+	}
+	return NULL;
+}
+
+static void on_dump_signal(int sig)
+{
+	g_dump = 1;
+	if (g_proxy.bell)
+		sim_bell_ring(g_proxy.bell);
+	(void)sig;
+}
+
+static void unlink_bell(void)
+{
+	shm_unlink(g_proxy.bellName);
+}
+
+/* Starts the process's proxy thread once; its doorbell is named by TAG. */
+ncclResult_t sim_proxy_start_tag(const char *tag, struct ncclProxyState **out)
+{
+	struct ncclProxyState *ps = &g_proxy;
+	pthread_attr_t at;
+	const char *sig;
+	int err;
+
+	pthread_mutex_lock(&ps->mu);
+	if (ps->started) {
+		pthread_mutex_unlock(&ps->mu);
+		*out = ps;
+		return ncclSuccess;
+	}
+	snprintf(ps->bellName, sizeof(ps->bellName), "/ccldsim-%s-b%d", tag, (int)getpid());
+	ps->bell = sim_bell_map(ps->bellName);
+	if (!ps->bell) {
+		pthread_mutex_unlock(&ps->mu);
+		sim_set_last_error("cannot create the doorbell %s: %s", ps->bellName,
+				   strerror(errno));
+		return ncclSystemError;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&ps->thread, &at, proxy_main, ps);
+	pthread_attr_destroy(&at);
+	if (err) {
+		pthread_mutex_unlock(&ps->mu);
+		sim_set_last_error("cannot start the proxy thread: %s", strerror(err));
+		return ncclSystemError;
+	}
+	ps->started = 1;
+	atexit(unlink_bell);
+	sig = getenv("NCCL_PROXY_DUMP_SIGNAL");
+	if (sig && atoi(sig) > 0)
+		signal(atoi(sig), on_dump_signal);
+	pthread_mutex_unlock(&ps->mu);
+	*out = ps;
+	return ncclSuccess;
+}
+
+void sim_proxy_post(struct ncclProxyState *ps, struct ncclProxyArgs *args, int is_recv)
+{
+	args->progress = is_recv ? recvProxyProgress : sendProxyProgress;
+	pthread_mutex_lock(&ps->mu);
+	args->next = ps->incoming;
+	ps->incoming = args;
+	pthread_mutex_unlock(&ps->mu);
+	sim_bell_ring(ps->bell);
+}

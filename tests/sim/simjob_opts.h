@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Options of ccld-simjob, shared by the launcher (simjob.c) and the rank
+ * program (simjob_rank.c): the launcher validates them and passes the same
+ * argv to every rank.  docs/simjob.md documents each one.
+ */
+#ifndef CCLD_SIMJOB_OPTS_H
+#define CCLD_SIMJOB_OPTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum skip_which { SKIP_TP, SKIP_DP, SKIP_PP, SKIP_LOSS };
+enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
+
+struct simjob_opts {
+	int ranks, tp, pp, steps;
+	double compute_ms, jitter_pct, step_delay_ms;
+	long size;
+	const char *wait_start, *pidfile, *init;
+	double timeout_s;
+	int verbose;
+	/* application faults: rank -1 = off */
+	int skip_rank, skip_step, skip_which;
+	int mm_rank, mm_step, mm_field;
+	int slow_rank, slow_step;
+	double slow_factor;
+	int hang_rank, hang_step;
+	int exit_rank, exit_step, exit_code;
+	int pause_step;
+	double pause_s;
+	int bw_rank, bw_step;
+	double bw_s;
+};
+
+static const char simjob_usage[] =
+"Usage: ccld-simjob [OPTIONS]\n"
+"Runs a simulated data/tensor/pipeline-parallel training job on the GPU-less\n"
+"NCCL stand-in: N rank processes (children of this launcher, like torchrun),\n"
+"communicators made by ncclCommSplit, training-like steps, results checked.\n"
+"\n"
+"Job:\n"
+"  --ranks N            rank processes (default 8)\n"
+"  --tp T --pp P        tensor / pipeline parallel sizes; DP = N/(T*P) (default 1 1)\n"
+"  --steps S            training steps (default 100)\n"
+"  --compute-ms MS      compute phase per step, a sleep (default 5)\n"
+"  --jitter PCT         +-PCT%% random variation of the compute phase (default 0)\n"
+"  --size ELEMS         float32 elements of the gradient buffers (default 4096)\n"
+"  --step-delay MS      extra sleep after every step (default 0)\n"
+"  --init config|rank   world comm by ncclCommInitRankConfig (default) or InitRank\n"
+"  --wait-start FILE    ranks wait after init until FILE exists (attach a tracer)\n"
+"  --pidfile FILE       write 'RANK PID' lines once all ranks are started\n"
+"  --timeout SEC        kill the ranks after SEC seconds, exit 124\n"
+"  -v, --verbose        one line per rank per step\n"
+"Application faults (R rank, S step, 0-based):\n"
+"  --skip R:S[:WHICH]   rank R skips a collective at step S; WHICH tp|dp|pp|loss\n"
+"                       (default loss: the world all-reduce)\n"
+"  --mismatch R:S:FIELD rank R's loss all-reduce at step S differs in FIELD:\n"
+"                       op (a Reduce), count, dtype or redop\n"
+"  --slow R:S:F         rank R's compute phase is F times longer from step S on\n"
+"  --hang R:S           rank R hangs in CPU code at step S (never returns)\n"
+"  --exit R:S[:CODE]    rank R exits at step S without cleanup (default code 1)\n"
+"  --pause S:SEC        every rank pauses SEC seconds at step S (checkpoint)\n"
+"  --barrier-wait R:S:SEC  at step S every rank calls a 1-element all-reduce\n"
+"                       (a barrier); rank R sleeps SEC seconds before it\n"
+"Exit status: 0 all ranks correct; 1 a rank failed or reported wrong results;\n"
+"2 bad usage; 124 --timeout expired.\n";
+
+static int simjob_parse_ints(const char *s, int *a, int *b, char **rest)
+{
+	char *end;
+
+	*a = (int)strtol(s, &end, 10);
+	if (end == s || *end != ':')
+		return -1;
+	s = end + 1;
+	*b = (int)strtol(s, &end, 10);
+	if (end == s || (*end && *end != ':'))
+		return -1;
+	*rest = *end ? end + 1 : NULL;
+	return 0;
+}
+
+static int simjob_bad(const char *opt, const char *val)
+{
+	fprintf(stderr, "ccld-simjob: bad value '%s' for --%s (see --help)\n", val, opt);
+	return -1;
+}
+
+static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
+{
+	static const struct option lo[] = {
+		{ "ranks", 1, 0, 'n' }, { "tp", 1, 0, 't' }, { "pp", 1, 0, 'p' },
+		{ "steps", 1, 0, 's' }, { "compute-ms", 1, 0, 'c' }, { "jitter", 1, 0, 'j' },
+		{ "size", 1, 0, 'z' }, { "step-delay", 1, 0, 'd' }, { "init", 1, 0, 'I' },
+		{ "wait-start", 1, 0, 'w' }, { "pidfile", 1, 0, 'P' }, { "timeout", 1, 0, 'T' },
+		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' }, { "skip", 1, 0, 'K' },
+		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
+		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
+		{ 0, 0, 0, 0 } };
+	char *rest;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->ranks = 8;
+	o->tp = o->pp = 1;
+	o->steps = 100;
+	o->compute_ms = 5;
+	o->size = 4096;
+	o->init = "config";
+	o->skip_rank = o->mm_rank = o->slow_rank = o->hang_rank = o->exit_rank = -1;
+	o->bw_rank = o->bw_step = o->pause_step = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n': o->ranks = atoi(optarg); break;
+		case 't': o->tp = atoi(optarg); break;
+		case 'p': o->pp = atoi(optarg); break;
+		case 's': o->steps = atoi(optarg); break;
+		case 'c': o->compute_ms = atof(optarg); break;
+		case 'j': o->jitter_pct = atof(optarg); break;
+		case 'z': o->size = atol(optarg); break;
+		case 'd': o->step_delay_ms = atof(optarg); break;
+		case 'I': o->init = optarg; break;
+		case 'w': o->wait_start = optarg; break;
+		case 'P': o->pidfile = optarg; break;
+		case 'T': o->timeout_s = atof(optarg); break;
+		case 'v': o->verbose = 1; break;
+		case 'h': fputs(simjob_usage, stdout); exit(0);
+		case 'K':
+			if (simjob_parse_ints(optarg, &o->skip_rank, &o->skip_step, &rest))
+				return simjob_bad("skip", optarg);
+			o->skip_which = SKIP_LOSS;
+			if (rest && !strcmp(rest, "tp")) o->skip_which = SKIP_TP;
+			else if (rest && !strcmp(rest, "dp")) o->skip_which = SKIP_DP;
+			else if (rest && !strcmp(rest, "pp")) o->skip_which = SKIP_PP;
+			else if (rest && strcmp(rest, "loss")) return simjob_bad("skip", optarg);
+			break;
+		case 'M':
+			if (simjob_parse_ints(optarg, &o->mm_rank, &o->mm_step, &rest) || !rest)
+				return simjob_bad("mismatch", optarg);
+			if (!strcmp(rest, "op")) o->mm_field = MM_OP;
+			else if (!strcmp(rest, "count")) o->mm_field = MM_COUNT;
+			else if (!strcmp(rest, "dtype")) o->mm_field = MM_DTYPE;
+			else if (!strcmp(rest, "redop")) o->mm_field = MM_REDOP;
+			else return simjob_bad("mismatch", optarg);
+			break;
+		case 'S':
+			if (simjob_parse_ints(optarg, &o->slow_rank, &o->slow_step, &rest) || !rest ||
+			    (o->slow_factor = atof(rest)) <= 0)
+				return simjob_bad("slow", optarg);
+			break;
+		case 'H':
+			if (simjob_parse_ints(optarg, &o->hang_rank, &o->hang_step, &rest) || rest)
+				return simjob_bad("hang", optarg);
+			break;
+		case 'E':
+			if (simjob_parse_ints(optarg, &o->exit_rank, &o->exit_step, &rest))
+				return simjob_bad("exit", optarg);
+			o->exit_code = rest ? atoi(rest) : 1;
+			break;
+		case 'A': {
+			char *end;
+
+			o->pause_step = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end != ':' || (o->pause_s = atof(end + 1)) < 0)
+				return simjob_bad("pause", optarg);
+			break;
+		}
+		case 'B':
+			if (simjob_parse_ints(optarg, &o->bw_rank, &o->bw_step, &rest) || !rest ||
+			    (o->bw_s = atof(rest)) < 0)
+				return simjob_bad("barrier-wait", optarg);
+			break;
+		default:
+			fprintf(stderr, "ccld-simjob: see --help\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ccld-simjob: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (o->ranks < 1 || o->ranks > 64 || o->tp < 1 || o->pp < 1 ||
+	    o->ranks % (o->tp * o->pp)) {
+		fprintf(stderr, "ccld-simjob: --ranks (1..64) must be a multiple of --tp x --pp\n");
+		return -1;
+	}
+	if (o->steps < 0 || o->size < 4 || o->compute_ms < 0 || o->jitter_pct < 0 ||
+	    o->jitter_pct > 100 || (strcmp(o->init, "config") && strcmp(o->init, "rank"))) {
+		fprintf(stderr, "ccld-simjob: bad --steps, --size (>= 4), --compute-ms, --jitter "
+			"(0..100) or --init (config|rank)\n");
+		return -1;
+	}
+	return 0;
+}
+
+#endif

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One rank of ccld-simjob (started by the launcher, simjob.c): a
+ * training-like loop on NCCL and the CUDA runtime.  Layout as Megatron:
+ * rank = (pp * DP + dp) * TP + tp.  World comm by ncclCommInitRankConfig
+ * (or InitRank), TP/DP/PP comms by ncclCommSplit.  Per step: compute
+ * (sleep), two TP all-reduces, PP send/recv in a group, DP reduce-scatter +
+ * all-gather, a loss all-reduce on the world, event record + synchronize;
+ * every result is checked.  Application faults per docs/simjob.md.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cuda_runtime_api.h"
+#include "nccl.h"
+#include "simjob_opts.h"
+
+#define NCCLOK(call)							\
+	do {								\
+		ncclResult_t r_ = (call);				\
+		if (r_ != ncclSuccess) {				\
+			fprintf(stderr, "rank %d: %s: %s (%s)\n", g_rank, #call, \
+				ncclGetErrorString(r_), ncclGetLastError(NULL)); \
+			exit(1);					\
+		}							\
+	} while (0)
+
+#define CUDAOK(call)							\
+	do {								\
+		cudaError_t e_ = (call);				\
+		if (e_ != cudaSuccess) {				\
+			fprintf(stderr, "rank %d: %s: %s\n", g_rank, #call, \
+				cudaGetErrorString(e_));		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+static int g_rank, g_errors;
+static struct simjob_opts o;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1e3);
+	ts.tv_nsec = (long)((ms - ts.tv_sec * 1e3) * 1e6);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void *dalloc(size_t n)
+{
+	void *p;
+
+	CUDAOK(cudaMalloc(&p, n));
+	return p;
+}
+
+/* rank 0 makes the unique id and publishes it in the launcher's run dir */
+static void exchange_id(ncclUniqueId *id, const char *dir)
+{
+	char path[4096], tmp[4200], hex[2 * NCCL_UNIQUE_ID_BYTES + 2];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/id", dir);
+	if (g_rank == 0) {
+		NCCLOK(ncclGetUniqueId(id));
+		for (i = 0; i < NCCL_UNIQUE_ID_BYTES; i++)
+			sprintf(hex + 2 * i, "%02x", (unsigned char)id->internal[i]);
+		snprintf(tmp, sizeof(tmp), "%s/id.tmp", dir);
+		f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f) || rename(tmp, path)) {
+			fprintf(stderr, "rank 0: cannot write %s: %s\n", path, strerror(errno));
+			exit(1);
+		}
+		return;
+	}
+	for (;;) {
+		f = fopen(path, "r");
+		if (f)
+			break;
+		sleep_ms(10);
+	}
+	if (!fgets(hex, sizeof(hex), f) || strlen(hex) < 2 * NCCL_UNIQUE_ID_BYTES) {
+		fprintf(stderr, "rank %d: bad id file %s\n", g_rank, path);
+		exit(1);
+	}
+	fclose(f);
+	for (i = 0; i < NCCL_UNIQUE_ID_BYTES; i++) {
+		unsigned int b;
+
+		sscanf(hex + 2 * i, "%2x", &b);
+		id->internal[i] = (char)b;
+	}
+}
+
+static void expect_f(const char *what, int step, const float *got, size_t n,
+		     float (*want)(size_t, const int *), const int *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		float w = want(i, ctx);
+
+		if (got[i] != w) {
+			if (g_errors++ < 10)
+				fprintf(stderr, "rank %d step %d: %s element %zu is %g, want %g\n",
+					g_rank, step, what, i, got[i], w);
+			return;
+		}
+	}
+}
+
+/* inputs: small integers, exact in float whatever the order of reduction */
+static float in_tp(int r, int step, size_t i) { return (float)((r + step + i) % 7); }
+static float in_pp(int r, int step, size_t i) { return (float)((r * 3 + step + i) % 11); }
+static float in_dp(int r, int step, size_t i) { return (float)((r * 5 + step + i) % 13); }
+
+/* ctx: [0] step, [1] count, [2..] member ranks */
+static float want_sum_tp(size_t i, const int *c)
+{
+	float s = 0;
+	int k;
+
+	for (k = 0; k < c[1]; k++)
+		s += in_tp(c[2 + k], c[0], i);
+	return s;
+}
+
+static float want_sum_dp(size_t i, const int *c)
+{
+	float s = 0;
+	int k;
+
+	for (k = 0; k < c[1]; k++)
+		s += in_dp(c[2 + k], c[0], i);
+	return s;
+}
+
+static float want_pp(size_t i, const int *c)
+{
+	return in_pp(c[2], c[0], i);
+}
+
+int main(int argc, char **argv)
+{
+	int n, tp, dp, pp, tpi, dpi, ppi, step, k, ndev;
+	int tp_ctx[2 + 64], dp_ctx[2 + 64], pp_ctx[3];
+	const char *rundir = getenv("CCLD_SIMJOB_RUNDIR");
+	ncclComm_t world, ctp, cdp, cpp;
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	ncclUniqueId id;
+	cudaStream_t s;
+	cudaEvent_t ev;
+	size_t size, blk, act, i;
+	float *tp1, *tp2, *dpg, *dps, *dpf, *acts, *actr, *grds, *grdr, *loss;
+	int32_t *bar;
+	double t0, tstart, total_ms = 0, max_ms = 0;
+	long colls = 0, p2ps = 0;
+
+	if (simjob_parse(argc, argv, &o))
+		return 2;
+	if (!getenv("RANK") || !getenv("WORLD_SIZE") || !rundir) {
+		fprintf(stderr, "ccld-simjob-rank: start ranks with ccld-simjob\n");
+		return 2;
+	}
+	g_rank = atoi(getenv("RANK"));
+	n = atoi(getenv("WORLD_SIZE"));
+	tp = o.tp;
+	pp = o.pp;
+	dp = n / (tp * pp);
+	tpi = g_rank % tp;
+	dpi = (g_rank / tp) % dp;
+	ppi = g_rank / (tp * dp);
+	srand(g_rank * 7919 + 1);
+
+	CUDAOK(cudaGetDeviceCount(&ndev));
+	CUDAOK(cudaSetDevice(g_rank % ndev));
+	exchange_id(&id, rundir);
+	if (!strcmp(o.init, "rank"))
+		NCCLOK(ncclCommInitRank(&world, n, id, g_rank));
+	else
+		NCCLOK(ncclCommInitRankConfig(&world, n, id, g_rank, &cfg));
+	NCCLOK(ncclCommSplit(world, g_rank / tp, g_rank, &ctp, NULL));
+	NCCLOK(ncclCommSplit(world, ppi * tp + tpi, g_rank, &cdp, NULL));
+	NCCLOK(ncclCommSplit(world, dpi * tp + tpi, g_rank, &cpp, NULL));
+	if (o.wait_start) {
+		struct stat st;
+
+		while (stat(o.wait_start, &st))
+			sleep_ms(20);
+	}
+
+	size = (size_t)o.size;
+	blk = (size + dp - 1) / dp;
+	act = size / 4 ? size / 4 : 1;
+	CUDAOK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CUDAOK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+	tp1 = dalloc(size * 4);
+	tp2 = dalloc(size / 4 * 4 + 4);
+	dpg = dalloc(blk * dp * 4);
+	dps = dalloc(blk * 4);
+	dpf = dalloc(blk * dp * 4);
+	acts = dalloc(act * 4);
+	actr = dalloc(act * 4);
+	grds = dalloc(act * 4);
+	grdr = dalloc(act * 4);
+	loss = dalloc(16);
+	bar = dalloc(4);
+	tp_ctx[1] = tp;
+	for (k = 0; k < tp; k++)
+		tp_ctx[2 + k] = g_rank - tpi + k;
+	dp_ctx[1] = dp;
+	for (k = 0; k < dp; k++)
+		dp_ctx[2 + k] = (ppi * dp + k) * tp + tpi;
+	if (o.verbose)
+		fprintf(stderr, "rank %d pid %d: tp %d/%d dp %d/%d pp %d/%d\n", g_rank, (int)getpid(),
+			tpi, tp, dpi, dp, ppi, pp);
+
+	tstart = now_ms();
+	for (step = 0; step < o.steps; step++) {
+		int skip = g_rank == o.skip_rank && step == o.skip_step ? o.skip_which : -1;
+		int mm = g_rank == o.mm_rank && step == o.mm_step;
+		double c = o.compute_ms;
+		float want_loss;
+
+		t0 = now_ms();
+		if (g_rank == o.exit_rank && step == o.exit_step) {
+			fprintf(stderr, "rank %d: exiting at step %d (injected)\n", g_rank, step);
+			fflush(NULL);
+			_exit(o.exit_code);
+		}
+		if (g_rank == o.hang_rank && step == o.hang_step) {
+			fprintf(stderr, "rank %d: hanging in CPU code at step %d (injected)\n",
+				g_rank, step);
+			for (;;)
+				pause();
+		}
+		if (step == o.pause_step) {
+			if (g_rank == 0)
+				fprintf(stderr, "all ranks: checkpoint pause %g s at step %d\n",
+					o.pause_s, step);
+			sleep_ms(o.pause_s * 1e3);
+		}
+		/* compute phase */
+		if (o.jitter_pct > 0)
+			c *= 1 + o.jitter_pct / 100 * (2.0 * rand() / RAND_MAX - 1);
+		if (g_rank == o.slow_rank && step >= o.slow_step)
+			c *= o.slow_factor;
+		sleep_ms(c);
+
+		/* tensor parallel: two all-reduces */
+		tp_ctx[0] = step;
+		for (i = 0; i < size; i++)
+			tp1[i] = in_tp(g_rank, step, i);
+		for (i = 0; i < size / 4; i++)
+			tp2[i] = in_tp(g_rank, step, i);
+		if (tp > 1 && skip != SKIP_TP) {
+			NCCLOK(ncclAllReduce(tp1, tp1, size, ncclFloat, ncclSum, ctp, s));
+			NCCLOK(ncclAllReduce(tp2, tp2, size / 4, ncclFloat, ncclSum, ctp, s));
+			colls += 2;
+		}
+		/* pipeline: activations forward, gradients backward, one group */
+		if (pp > 1 && skip != SKIP_PP) {
+			for (i = 0; i < act; i++)
+				acts[i] = grds[i] = in_pp(g_rank, step, i);
+			NCCLOK(ncclGroupStart());
+			if (ppi + 1 < pp) {
+				NCCLOK(ncclSend(acts, act, ncclFloat, ppi + 1, cpp, s));
+				NCCLOK(ncclRecv(grdr, act, ncclFloat, ppi + 1, cpp, s));
+				p2ps += 2;
+			}
+			if (ppi > 0) {
+				NCCLOK(ncclRecv(actr, act, ncclFloat, ppi - 1, cpp, s));
+				NCCLOK(ncclSend(grds, act, ncclFloat, ppi - 1, cpp, s));
+				p2ps += 2;
+			}
+			NCCLOK(ncclGroupEnd());
+		}
+		/* data parallel: reduce-scatter the gradients, all-gather them back */
+		dp_ctx[0] = step;
+		for (i = 0; i < blk * dp; i++)
+			dpg[i] = in_dp(g_rank, step, i);
+		if (dp > 1 && skip != SKIP_DP) {
+			NCCLOK(ncclReduceScatter(dpg, dps, blk, ncclFloat, ncclSum, cdp, s));
+			NCCLOK(ncclAllGather(dps, dpf, blk, ncclFloat, cdp, s));
+			colls += 2;
+		}
+		/* a barrier-sized all-reduce, one rank late */
+		if (step == o.bw_step) {
+			if (g_rank == o.bw_rank) {
+				fprintf(stderr, "rank %d: %g s before the barrier at step %d (injected)\n",
+					g_rank, o.bw_s, step);
+				sleep_ms(o.bw_s * 1e3);
+			}
+			*bar = 1;
+			NCCLOK(ncclAllReduce(bar, bar, 1, ncclInt32, ncclSum, world, s));
+			colls++;
+		}
+		/* loss on the world */
+		loss[0] = (float)(g_rank + step);
+		want_loss = (float)(n * (n - 1) / 2 + n * step);
+		if (skip != SKIP_LOSS && n > 1) {
+			if (mm && o.mm_field == MM_OP)
+				NCCLOK(ncclReduce(loss, loss, 1, ncclFloat, ncclSum, 0, world, s));
+			else if (mm && o.mm_field == MM_COUNT)
+				NCCLOK(ncclAllReduce(loss, loss, 2, ncclFloat, ncclSum, world, s));
+			else if (mm && o.mm_field == MM_DTYPE)
+				NCCLOK(ncclAllReduce(loss, loss, 1, ncclDouble, ncclSum, world, s));
+			else if (mm && o.mm_field == MM_REDOP)
+				NCCLOK(ncclAllReduce(loss, loss, 1, ncclFloat, ncclMax, world, s));
+			else
+				NCCLOK(ncclAllReduce(loss, loss, 1, ncclFloat, ncclSum, world, s));
+			colls++;
+		}
+		CUDAOK(cudaEventRecord(ev, s));
+		CUDAOK(cudaEventSynchronize(ev));
+
+		/* check */
+		if (tp > 1 && skip != SKIP_TP) {
+			expect_f("TP all-reduce", step, tp1, size, want_sum_tp, tp_ctx);
+			expect_f("TP all-reduce 2", step, tp2, size / 4, want_sum_tp, tp_ctx);
+		}
+		if (pp > 1 && skip != SKIP_PP) {
+			pp_ctx[0] = step;
+			if (ppi > 0) {
+				pp_ctx[2] = g_rank - tp * dp;
+				expect_f("PP recv activations", step, actr, act, want_pp, pp_ctx);
+			}
+			if (ppi + 1 < pp) {
+				pp_ctx[2] = g_rank + tp * dp;
+				expect_f("PP recv gradients", step, grdr, act, want_pp, pp_ctx);
+			}
+		}
+		if (dp > 1 && skip != SKIP_DP)
+			expect_f("DP reduce-scatter/all-gather", step, dpf, blk * dp, want_sum_dp, dp_ctx);
+		if (step == o.bw_step && *bar != n && g_errors++ < 10)
+			fprintf(stderr, "rank %d step %d: barrier all-reduce %d, want %d\n", g_rank, step,
+				*bar, n);
+		if (n > 1 && skip != SKIP_LOSS && !mm && loss[0] != want_loss && g_errors++ < 10)
+			fprintf(stderr, "rank %d step %d: loss %g, want %g\n", g_rank, step, loss[0],
+				want_loss);
+		sleep_ms(o.step_delay_ms);
+		t0 = now_ms() - t0;
+		total_ms += t0;
+		if (t0 > max_ms)
+			max_ms = t0;
+		if (o.verbose)
+			fprintf(stderr, "rank %d step %d done %.3f ms\n", g_rank, step, t0);
+	}
+	CUDAOK(cudaStreamSynchronize(s));
+	NCCLOK(ncclCommDestroy(cpp));
+	NCCLOK(ncclCommDestroy(cdp));
+	NCCLOK(ncclCommDestroy(ctp));
+	NCCLOK(ncclCommDestroy(world));
+	printf("rank %d pid %d (tp %d dp %d pp %d): %d steps in %.1f ms, mean step %.3f ms, "
+	       "max %.3f ms, %ld collectives, %ld p2p, %s\n",
+	       g_rank, (int)getpid(), tpi, dpi, ppi, o.steps, now_ms() - tstart,
+	       o.steps ? total_ms / o.steps : 0.0, max_ms, colls, p2ps,
+	       g_errors ? "WRONG RESULTS" : "results ok");
+	return g_errors ? 1 : 0;
+}

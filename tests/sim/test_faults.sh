@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Each CCLD_SIM_FAULT kind does what DESIGN.md section 9 says, observably:
+#  netstall: the job stops making progress for good (peers' ops never
+#            complete); the proxy dump (NCCL_PROXY_DUMP_SIGNAL) shows the
+#            stalled rank's sends transmitted but not done and its peers'
+#            receives from it posted but not received;
+#  gpustall: the same hang, with the stalled rank's sends posted but never
+#            transmitted (the GPU never produced the data);
+#  netslow / gpuslow: the step time goes up by about the factor;
+#  a malformed value fails the init with a message.
+. "$(dirname "$0")/../lib.sh"
+JOB=$BIN/ccld-simjob
+[ -x "$JOB" ] || fail "ccld-simjob not built (make sim)"
+
+# --- malformed values
+for bad in "netstall rank=x" "bogus rank=1" "netslow rank=1 after_ms=5" "gpustall rank=1 when=3"; do
+	if CCLD_SIM_FAULT="$bad" timeout 30 "$JOB" --ranks 2 --steps 1 >"$TMP/bad.out" 2>&1; then
+		fail "CCLD_SIM_FAULT='$bad' was accepted"
+	fi
+	grep -q "malformed CCLD_SIM_FAULT" "$TMP/bad.out" || { cat "$TMP/bad.out"; fail "no message for '$bad'"; }
+done
+echo "malformed values rejected with a message"
+
+# --- stalls: progress stops for good, counters show where
+stall() {	# kind, grep pattern the dump must show
+	local kind=$1 out=$TMP/$1.out a b
+	NCCL_PROXY_DUMP_SIGNAL=10 CCLD_SIM_FAULT="$kind rank=1 after_ms=400" \
+		"$JOB" --ranks 4 --steps 1000000 --compute-ms 1 -v --timeout 5 \
+		--pidfile "$TMP/$kind.pids" >"$out" 2>&1 &
+	local job=$!
+	at_exit "kill $job"
+	WAIT_S=5 wait_for test -s "$TMP/$kind.pids" || fail "$kind: no pidfile"
+	sleep 2.5
+	a=$(grep -c ' done ' "$out")
+	sleep 1
+	b=$(grep -c ' done ' "$out")
+	kill -USR1 $(awk '{ print $2 }' "$TMP/$kind.pids")
+	wait $job
+	local rc=$?
+	[ "$rc" = 124 ] || { tail -20 "$out"; fail "$kind: job ended with $rc, want a hang (124)"; }
+	[ "$a" -gt 0 ] || fail "$kind: no step completed before the fault"
+	[ "$a" = "$b" ] || fail "$kind: steps still completing during the stall ($a -> $b)"
+	for p in 0 2 3; do
+		grep -Eq "rank $p opCount [0-9a-f]+ recv peer 1 ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0" "$out" ||
+			{ grep 'opCount' "$out" | head -30; fail "$kind: rank $p's receive from rank 1 is not stuck"; }
+	done
+	grep -Eq "$2" "$out" || { grep 'rank 1 opCount' "$out" | head -30; fail "$kind: rank 1's counters do not show '$2'"; }
+	echo "$kind: $a step lines, then none; counters show where rank 1 is stuck"
+}
+stall netstall "rank 1 opCount [0-9a-f]+ send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received 0 done 0"
+stall gpustall "rank 1 opCount [0-9a-f]+ send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0"
+
+# --- slowdowns: mean step time of rank 0 (rank 1 is the slow one)
+mean_step() {	# env assignments...
+	env "$@" "$JOB" --ranks 2 --steps 30 --compute-ms 0 2>&1 |
+		sed -n 's/^rank 0 pid.*mean step \([0-9.]*\) ms.*/\1/p'
+}
+slow() {	# kind knob
+	local base slowed ratio
+	base=$(mean_step "$2=1000" CCLD_SIM_FAULT=)
+	slowed=$(mean_step "$2=1000" CCLD_SIM_FAULT="$1 rank=1 after_ms=0 factor=4")
+	[ -n "$base" ] && [ -n "$slowed" ] || fail "$1: job failed"
+	ratio=$(awk -v a="$base" -v b="$slowed" 'BEGIN { printf "%.2f", b / a }')
+	echo "$1 factor 4: step $base ms -> $slowed ms (x$ratio)"
+	awk -v r="$ratio" 'BEGIN { exit !(r >= 2.5 && r <= 5.5) }' ||
+		fail "$1: step time x$ratio, want about x4"
+}
+slow netslow CCLD_SIM_NET_US
+slow gpuslow CCLD_SIM_KERNEL_US
