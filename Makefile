@@ -67,7 +67,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 .PHONY: all deps test demo bench bench-build clean fuzz tests-build sim
 .DEFAULT_GOAL := all
 # keep BPF objects: probe-check and tests load them directly
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 
 all: $(TRACE) sim tests-build
 

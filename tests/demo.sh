@@ -11,7 +11,12 @@ FAULT=${DEMO_FAULT:-netstall rank=5 after_ms=4000}
 STALL=${DEMO_STALL:-5}
 job=
 cleanup() {
-	[ -n "$job" ] && { pkill -9 -P "$job" 2>/dev/null; kill -9 "$job" 2>/dev/null; }
+	# the launcher stops its ranks and removes their shared memory on SIGTERM
+	if [ -n "$job" ] && kill -TERM "$job" 2>/dev/null; then
+		for _ in $(seq 50); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+		pkill -9 -P "$job" 2>/dev/null
+		kill -9 "$job" 2>/dev/null
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

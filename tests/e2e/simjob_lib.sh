@@ -8,7 +8,16 @@ start_job() {
 	CCLD_SIM_CALLLOG=$TMP/log "$SIMJOB" --pidfile "$TMP/pids" "$@" \
 		>"$TMP/job.out" 2>"$TMP/job.err" &
 	JOB=$!
-	at_exit "kill -9 $JOB; pkill -9 -P $JOB"
+	at_exit "stop_job $JOB"
+}
+
+# stop_job PID: SIGTERM (the launcher stops its ranks and removes their
+# shared memory), then SIGKILL for whatever is left
+stop_job() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	pkill -9 -P "$1"
+	kill -9 "$1"
 }
 
 # rank_pids N: waits for N ranks in the pidfile, prints them comma separated

@@ -216,6 +216,10 @@ static int id_tag(const ncclUniqueId *id, char tag[SIM_TAG_LEN + 1])
 
 /* ---- version, ids, errors ---------------------------------------------- */
 
+/* NCCL prints and embeds "NCCL version X+cudaY"; tools find the version by it */
+__attribute__((used)) static const char sim_version_string[] =
+	"NCCL version 2.28.9+sim (ccld GPU-less stand-in)";
+
 NCCL_API(ncclResult_t, ncclGetVersion, int *version)
 {
 	if (!version) {
