@@ -313,20 +313,25 @@ int main(int argc, char **argv)
 			NCCLOK(ncclAllReduce(bar, bar, 1, ncclInt32, ncclSum, world, s));
 			colls++;
 		}
-		/* loss on the world */
+		/*
+		 * loss and token count on the world: 2 floats, so that it is not
+		 * barrier-sized (<= 4 bytes), which a diagnoser may only judge by
+		 * its long threshold
+		 */
 		loss[0] = (float)(g_rank + step);
+		loss[1] = 1.0f;
 		want_loss = (float)(n * (n - 1) / 2 + n * step);
 		if (skip != SKIP_LOSS && n > 1) {
 			if (mm && o.mm_field == MM_OP)
-				NCCLOK(ncclReduce(loss, loss, 1, ncclFloat, ncclSum, 0, world, s));
+				NCCLOK(ncclReduce(loss, loss, 2, ncclFloat, ncclSum, 0, world, s));
 			else if (mm && o.mm_field == MM_COUNT)
-				NCCLOK(ncclAllReduce(loss, loss, 2, ncclFloat, ncclSum, world, s));
+				NCCLOK(ncclAllReduce(loss, loss, 3, ncclFloat, ncclSum, world, s));
 			else if (mm && o.mm_field == MM_DTYPE)
-				NCCLOK(ncclAllReduce(loss, loss, 1, ncclDouble, ncclSum, world, s));
+				NCCLOK(ncclAllReduce(loss, loss, 2, ncclDouble, ncclSum, world, s));
 			else if (mm && o.mm_field == MM_REDOP)
-				NCCLOK(ncclAllReduce(loss, loss, 1, ncclFloat, ncclMax, world, s));
+				NCCLOK(ncclAllReduce(loss, loss, 2, ncclFloat, ncclMax, world, s));
 			else
-				NCCLOK(ncclAllReduce(loss, loss, 1, ncclFloat, ncclSum, world, s));
+				NCCLOK(ncclAllReduce(loss, loss, 2, ncclFloat, ncclSum, world, s));
 			colls++;
 		}
 		CUDAOK(cudaEventRecord(ev, s));
@@ -353,9 +358,10 @@ int main(int argc, char **argv)
 		if (step == o.bw_step && *bar != n && g_errors++ < 10)
 			fprintf(stderr, "rank %d step %d: barrier all-reduce %d, want %d\n", g_rank, step,
 				*bar, n);
-		if (n > 1 && skip != SKIP_LOSS && !mm && loss[0] != want_loss && g_errors++ < 10)
-			fprintf(stderr, "rank %d step %d: loss %g, want %g\n", g_rank, step, loss[0],
-				want_loss);
+		if (n > 1 && skip != SKIP_LOSS && !mm &&
+		    (loss[0] != want_loss || loss[1] != (float)n) && g_errors++ < 10)
+			fprintf(stderr, "rank %d step %d: loss %g tokens %g, want %g %d\n",
+				g_rank, step, loss[0], loss[1], want_loss, n);
 		sleep_ms(o.step_delay_ms);
 		t0 = now_ms() - t0;
 		total_ms += t0;
