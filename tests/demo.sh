@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # make demo: a simulated 8-rank training job (TP=2, PP=2, DP=2) on the
-# GPU-less NCCL stand-in, with an injected network stall on one rank,
-# traced live with real uprobes by ccld-trace attached to the running ranks.
-# Environment: DEMO_FAULT (a CCLD_SIM_FAULT value), DEMO_STALL (seconds).
+# GPU-less NCCL stand-in, with an injected fault (default: rank 5 hangs in
+# CPU code at step 100), traced live with real uprobes by ccld-trace
+# attached to the running ranks, and diagnosed.
+# Environment: DEMO_JOB_FAULT (ccld-simjob fault options),
+# DEMO_FAULT (a CCLD_SIM_FAULT value), DEMO_STALL (seconds).
 set -u
 cd "$(dirname "$0")/.."
 BIN=build/bin
 TMP=$(mktemp -d /tmp/ccld-demo.XXXXXX)
-FAULT=${DEMO_FAULT:-netstall rank=5 after_ms=4000}
+FAULT=${DEMO_FAULT:-}
+JOB_FAULT=${DEMO_JOB_FAULT:---hang 5:100}
 STALL=${DEMO_STALL:-5}
 job=
 cleanup() {
@@ -25,8 +28,9 @@ if [ "$(id -u)" != 0 ]; then
 	echo "make demo: ccld-trace loads BPF programs: run it as root" >&2
 	exit 1
 fi
-echo "== ccld demo: 8 ranks, TP=2 PP=2 DP=2, fault: CCLD_SIM_FAULT='$FAULT'"
-CCLD_SIM_FAULT=$FAULT $BIN/ccld-simjob --ranks 8 --tp 2 --pp 2 --steps 1000000 \
+echo "== ccld demo: 8 ranks, TP=2 PP=2 DP=2, fault: $JOB_FAULT ${FAULT:+CCLD_SIM_FAULT='$FAULT'}"
+# shellcheck disable=SC2086
+CCLD_SIM_FAULT=$FAULT $BIN/ccld-simjob --ranks 8 --tp 2 --pp 2 --steps 1000000 $JOB_FAULT \
 	--compute-ms 20 --wait-start "$TMP/go" --pidfile "$TMP/pids" --timeout 120 \
 	>"$TMP/job.out" 2>"$TMP/job.err" &
 job=$!

@@ -2,7 +2,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyzer.h"
 #include "hooks.h"
+#include "json.h"
 #include "pipeline.h"
 
 #define MAX_HOSTS 4096
@@ -10,15 +12,107 @@
 struct pipeline {
 	struct pipeline_opts o;
 	struct state *st;
+	struct an *an;
+	int *an_hosts;		/* pipeline host id -> analyzer host id */
 	struct host_info *hosts;
 	uint32_t nhosts;
 	uint64_t verdicts;
 };
 
+/* ---- the analyzer's view of state records ------------------------------ */
+
+static struct an_key an_key_of(const struct pipeline *p, uint32_t host,
+			       uint32_t pid, uint64_t hash, int32_t rank,
+			       int32_t nranks)
+{
+	struct an_key k = {
+		.host = p->an_hosts[host], .pid = pid, .comm = hash,
+		.rank = rank, .nranks = nranks > 0 ? nranks : 0,
+	};
+
+	return k;
+}
+
+/* Calls of a communicator ccld could not identify stay out of the analysis. */
+static bool an_op_of(const struct pipeline *p, const struct call_rec *c,
+		     struct an_op *op)
+{
+	if (!c->comm_hash || c->rank < 0)
+		return false;
+	memset(op, 0, sizeof(*op));
+	op->k = an_key_of(p, c->host_id, c->pid, c->comm_hash, c->rank,
+			  c->nranks);
+	op->tid = c->tid;
+	op->fn = c->fn;
+	op->seq = c->seq;
+	op->count = c->count;
+	op->dtype = c->dtype;
+	op->redop = c->redop;
+	op->root = c->root;
+	op->peer = c->peer;
+	op->t_ns = c->t_ns;
+	return true;
+}
+
+static void sink_call_enter(void *ctx, const struct call_rec *c)
+{
+	struct pipeline *p = ctx;
+	struct an_op op;
+
+	if (an_op_of(p, c, &op))
+		an_op_enter(p->an, &op);
+}
+
+static void sink_op_complete(void *ctx, const struct comm_rank *cr,
+			     int64_t seq, uint64_t t_ns)
+{
+	struct pipeline *p = ctx;
+	struct an_key k;
+
+	if (!cr->hash || cr->rank < 0)
+		return;
+	k = an_key_of(p, cr->host_id, cr->pid, cr->hash, cr->rank, cr->nranks);
+	an_complete_upto(p->an, &k, seq, t_ns);
+}
+
+static void print_verdict(void *ctx, const struct an_verdict *v)
+{
+	struct pipeline *p = ctx;
+	struct json_buf b;
+	uint32_t i;
+	int64_t off = 0;
+
+	p->verdicts++;
+	json_init(&b);
+	for (i = 0; i < p->nhosts; i++) {
+		if ((uint32_t)p->an_hosts[i] == v->clock_host)
+			off = p->hosts[i].realtime_offset_ns;
+	}
+	if (!p->o.json && v->role == AN_CASCADE) {
+		/* on a terminal the root is the news; cascades get one short line */
+		fprintf(p->o.out, "  cascade: %s in comm %016" PRIx64 " seq %" PRId64
+			" is blocked by comm %016" PRIx64 " seq %" PRId64 "\n",
+			an_class_name(v->cls), v->comm, v->seq, v->blocked_comm,
+			v->blocked_seq);
+	} else if (p->o.json ? an_verdict_json(p->an, v, off, &b) :
+			       an_verdict_text(p->an, v, &b)) {
+		fprintf(stderr, "ccld-trace: out of memory formatting a verdict\n");
+	} else {
+		fprintf(p->o.out, "%s%s\n", p->o.json ? "" : "VERDICT ",
+			json_str(&b));
+		fflush(p->o.out);
+	}
+	json_free(&b);
+}
+
 static void sink_call_done(void *ctx, const struct call_rec *c)
 {
 	struct pipeline *p = ctx;
 	const struct host_info *h = pipeline_host(p, c->host_id);
+	struct an_op op;
+
+	if (c->has_ret && an_op_of(p, c, &op))
+		an_op_return(p->an, &op, c->ret, c->ret_ns);
 
 	if (!p->o.events)
 		return;
@@ -32,6 +126,17 @@ static void sink_comm_call(void *ctx, const struct comm_call_rec *c)
 {
 	struct pipeline *p = ctx;
 	const struct host_info *h = pipeline_host(p, c->host_id);
+	bool ok = c->has_ret && (c->ret == 0 || c->ret == 7 /* InProgress */);
+
+	if (ok && c->comm_hash && c->rank >= 0) {
+		struct an_key k = an_key_of(p, c->host_id, c->pid, c->comm_hash,
+					    c->rank, c->nranks);
+
+		if (ccld_fn_is_teardown(c->fn))
+			an_rank_gone(p->an, &k, c->ret_ns);
+		else
+			an_rank(p->an, &k, c->parent_hash, c->ret_ns);
+	}
 
 	if (!p->o.events)
 		return;
@@ -59,6 +164,15 @@ static void sink_proc_change(void *ctx, const struct proc_info *pi,
 {
 	struct pipeline *p = ctx;
 	const struct host_info *h = pipeline_host(p, pi->host_id);
+	bool stopped = pi->state == 'T' || pi->state == 't';
+
+	if (ev->type == CCLD_EV_PROC_EXIT)
+		an_proc_state(p->an, p->an_hosts[pi->host_id], pi->pid,
+			      AN_PROC_EXITED, pi->exit_code, ev->ts_ns);
+	else
+		an_proc_state(p->an, p->an_hosts[pi->host_id], pi->pid,
+			      stopped ? AN_PROC_STOPPED : AN_PROC_RUNNING, 0,
+			      ev->ts_ns);
 
 	if (p->o.json || p->o.quiet)
 		return;
@@ -81,7 +195,11 @@ static void sink_proc_change(void *ctx, const struct proc_info *pi,
 struct pipeline *pipeline_new(const struct pipeline_opts *o)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
+	struct an_sink asink = { .verdict = print_verdict };
+	struct an_config ac;
 	struct state_sink sink = {
+		.call_enter = sink_call_enter,
+		.op_complete = sink_op_complete,
 		.call_done = sink_call_done,
 		.comm_call = sink_comm_call,
 		.comm_change = sink_comm_change,
@@ -92,9 +210,17 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		return NULL;
 	p->o = *o;
 	sink.ctx = p;
+	asink.ctx = p;
+	an_config_default(&ac);
+	if (o->stall_s > 0)
+		ac.stall_s = o->stall_s;
+	if (o->hang_s > 0)
+		ac.hang_s = o->hang_s;
 	p->st = state_new(&sink);
+	p->an = an_new(&ac, &asink);
 	p->hosts = calloc(MAX_HOSTS, sizeof(*p->hosts));
-	if (!p->st || !p->hosts) {
+	p->an_hosts = calloc(MAX_HOSTS, sizeof(*p->an_hosts));
+	if (!p->st || !p->an || !p->hosts || !p->an_hosts) {
 		pipeline_free(p);
 		return NULL;
 	}
@@ -106,7 +232,9 @@ void pipeline_free(struct pipeline *p)
 	if (!p)
 		return;
 	state_free(p->st);
+	an_free(p->an);
 	free(p->hosts);
+	free(p->an_hosts);
 	free(p);
 }
 
@@ -120,6 +248,9 @@ int pipeline_add_host(struct pipeline *p, const char *name,
 	h = &p->hosts[p->nhosts];
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	h->realtime_offset_ns = realtime_offset_ns;
+	p->an_hosts[p->nhosts] = an_host(p->an, h->name);
+	if (p->an_hosts[p->nhosts] < 0)
+		return -1;
 	return p->nhosts++;
 }
 
@@ -133,6 +264,9 @@ const struct host_info *pipeline_host(const struct pipeline *p, uint32_t id)
 void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
 {
 	state_feed(p->st, host, ev);
+	/* the analyzer's clock is the records' clock: replay == live */
+	if (ev->type == CCLD_EV_TICK)
+		an_clock(p->an, p->an_hosts[host], ev->ts_ns);
 }
 
 void pipeline_finish(struct pipeline *p, double duration_s)

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Analyzer inputs: hosts, processes, comm ranks and the per-rank state. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+#include <linux/types.h>
+#include "ccld.h"
+
+#define AN_MAX_NRANKS	(1 << 20)
+#define AN_MAX_HOSTS	(1 << 16)
+
+void an_config_default(struct an_config *c)
+{
+	c->stall_s = 30;
+	c->hang_s = 300;
+	c->suspect_frac = 0.5;
+	c->barrier_bytes = 4;
+}
+
+struct an *an_new(const struct an_config *c, const struct an_sink *sink)
+{
+	struct an *an = calloc(1, sizeof(*an));
+
+	if (!an)
+		return NULL;
+	if (c)
+		an->cfg = *c;
+	else
+		an_config_default(&an->cfg);
+	if (an->cfg.stall_s <= 0)
+		an->cfg.stall_s = 30;
+	if (an->cfg.hang_s < an->cfg.stall_s)
+		an->cfg.hang_s = an->cfg.stall_s;
+	if (an->cfg.suspect_frac <= 0 || an->cfg.suspect_frac > 1)
+		an->cfg.suspect_frac = 0.5;
+	if (sink)
+		an->sink = *sink;
+	hmap_init(&an->comms);
+	hmap_init(&an->procmap);
+	return an;
+}
+
+static void status_free(struct an_status *st)
+{
+	free(st->cul);
+	free(st->wait);
+}
+
+static void rank_free(struct an_rank *r)
+{
+	free(r->p2p);
+	free(r->subs);
+}
+
+void an_free(struct an *an)
+{
+	struct hkey k;
+	size_t it;
+	void *v;
+	uint32_t i;
+
+	if (!an)
+		return;
+	for (it = 0; hmap_next(&an->comms, &it, &k, &v);) {
+		struct an_comm *c = v;
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++)
+			rank_free(&c->r[r]);
+		free(c->r);
+		free(c->host_last);
+		free(c->last);
+		status_free(&c->st);
+		free(c);
+	}
+	hmap_free(&an->comms);
+	hmap_free(&an->procmap);
+	for (i = 0; i < an->nhosts; i++)
+		free(an->hosts[i].name);
+	free(an->hosts);
+	free(an->procs);
+	free(an);
+}
+
+const struct an_stats *an_stats(const struct an *an)
+{
+	return &an->stats;
+}
+
+/* Grows an array to NEED elements (doubling); counts memory. NULL: ENOMEM. */
+void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap = *cap ? *cap : 4;
+	void *np;
+
+	if (need <= *cap)
+		return p;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(p, (size_t)ncap * elem);
+	if (!np)
+		return NULL;
+	memset((char *)np + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+	an->stats.mem_bytes += (size_t)(ncap - *cap) * elem;
+	*cap = ncap;
+	return np;
+}
+
+int an_host(struct an *an, const char *name)
+{
+	struct an_host_st *h;
+	uint32_t i;
+
+	for (i = 0; i < an->nhosts; i++)
+		if (!strcmp(an->hosts[i].name, name))
+			return (int)i;
+	if (an->nhosts >= AN_MAX_HOSTS)
+		return -1;
+	h = realloc(an->hosts, (an->nhosts + 1) * sizeof(*h));
+	if (!h)
+		return -1;
+	an->hosts = h;
+	h = &an->hosts[an->nhosts];
+	memset(h, 0, sizeof(*h));
+	h->name = strdup(name);
+	if (!h->name)
+		return -1;
+	return (int)an->nhosts++;
+}
+
+const char *an_host_name(const struct an *an, uint32_t host)
+{
+	return host < an->nhosts ? an->hosts[host].name : "?";
+}
+
+static uint32_t proc_get(struct an *an, uint32_t host, uint32_t pid, bool create)
+{
+	struct hkey k = hkey3(host, pid, 0);
+	void *v = hmap_get(&an->procmap, k);
+	struct an_proc *p;
+
+	/* values are index + 2: hmap reserves NULL and 1 (HMAP_TOMB) */
+	if (v || !create)
+		return v ? (uint32_t)(uintptr_t)v - 1 : 0;
+	p = an_grow(an, an->procs, &an->cap_procs, an->nprocs + 1, sizeof(*p));
+	if (!p)
+		return 0;
+	an->procs = p;
+	p = &an->procs[an->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->host = host;
+	p->pid = pid;
+	p->state = AN_PROC_RUNNING;
+	if (hmap_put(&an->procmap, k, (void *)(uintptr_t)(an->nprocs + 2)))
+		return 0;
+	return ++an->nprocs;
+}
+
+const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r)
+{
+	return r->proc ? &an->procs[r->proc - 1] : NULL;
+}
+
+uint32_t an_rank_host(const struct an *an, const struct an_rank *r)
+{
+	return r->proc ? an->procs[r->proc - 1].host : 0;
+}
+
+struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
+			    bool create)
+{
+	struct an_comm *c = hmap_get(&an->comms, hkey3(hash, 0, 0));
+	int32_t i;
+
+	if (c || !create || nranks <= 0 || nranks > AN_MAX_NRANKS)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->r = calloc((size_t)nranks, sizeof(*c->r));
+	if (!c->r || hmap_put(&an->comms, hkey3(hash, 0, 0), c)) {
+		free(c->r);
+		free(c);
+		return NULL;
+	}
+	c->hash = hash;
+	c->nranks = nranks;
+	c->node = -1;
+	for (i = 0; i < nranks; i++) {
+		struct an_rank *r = &c->r[i];
+		int j;
+
+		r->entered = r->returned = r->completed = r->call_seq = -1;
+		for (j = 0; j < AN_HIST; j++)
+			r->hist[j].seq = -1;
+	}
+	an->stats.mem_bytes += sizeof(*c) + (size_t)nranks * sizeof(*c->r);
+	an->stats.comms++;
+	return c;
+}
+
+/* progress on comm C seen on HOST at T: the stall clock restarts */
+static void progress(struct an *an, struct an_comm *c, uint32_t host,
+		     uint64_t t)
+{
+	c->version++;
+	if (host >= c->nhost_last) {
+		uint32_t cap = c->nhost_last;
+		uint64_t *p = an_grow(an, c->host_last, &cap, host + 1,
+				      sizeof(*p));
+
+		if (!p)
+			return;
+		c->host_last = p;
+		c->nhost_last = cap;
+	}
+	if (t > c->host_last[host])
+		c->host_last[host] = t;
+}
+
+struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create)
+{
+	struct an_comm *c = an_comm_get(an, k->comm, k->nranks, create);
+	struct an_rank *r;
+
+	if (!c || k->rank < 0 || k->rank >= c->nranks || k->host >= an->nhosts) {
+		an->stats.rejected++;
+		return NULL;
+	}
+	r = &c->r[k->rank];
+	if (!r->proc) {
+		r->proc = proc_get(an, k->host, k->pid, true);
+		if (!r->proc)
+			return NULL;
+		c->nknown++;
+		an->stats.ranks++;
+	}
+	return r;
+}
+
+int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
+	    uint64_t t_ns)
+{
+	struct an_rank *r;
+	struct an_comm *c;
+
+	an->stats.records++;
+	r = an_rank_get(an, k, true);
+	if (!r)
+		return k->nranks <= 0 ? -EINVAL : -ENOMEM;
+	c = an_comm_get(an, k->comm, 0, false);
+	if (parent)
+		c->parent = parent;
+	r->gone = 0;
+	r->last_ns = t_ns;
+	progress(an, c, k->host, t_ns);
+	return 0;
+}
+
+void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns)
+{
+	struct an_rank *r;
+
+	an->stats.records++;
+	r = an_rank_get(an, k, false);
+	if (!r)
+		return;
+	r->gone = 1;
+	r->in_call = 0;
+	progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
+}
+
+static struct an_p2p *p2p_get(struct an *an, struct an_rank *r, int32_t peer)
+{
+	struct an_p2p *p;
+	uint32_t i;
+
+	for (i = 0; i < r->np2p; i++)
+		if (r->p2p[i].peer == peer)
+			return &r->p2p[i];
+	p = an_grow(an, r->p2p, &r->cap_p2p, r->np2p + 1, sizeof(*p));
+	if (!p)
+		return NULL;
+	r->p2p = p;
+	p = &r->p2p[r->np2p++];
+	memset(p, 0, sizeof(*p));
+	p->peer = peer;
+	p->last[0].seq = p->last[1].seq = -1;
+	return p;
+}
+
+static void sig_of(struct an_sig *s, const struct an_op *op)
+{
+	s->seq = op->seq;
+	s->count = op->count;
+	s->root = op->root;
+	s->fn = (uint8_t)op->fn;
+	s->dtype = op->dtype;
+	s->redop = op->redop;
+	s->flags = 0;
+}
+
+static bool op_ok(const struct an_op *op)
+{
+	return op->seq >= 0 && (ccld_fn_is_coll(op->fn) ||
+				(ccld_fn_is_p2p(op->fn) && op->peer >= 0));
+}
+
+void an_op_enter(struct an *an, const struct an_op *op)
+{
+	struct an_rank *r;
+	struct an_comm *c;
+
+	an->stats.records++;
+	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, true))) {
+		an->stats.rejected += !op_ok(op);
+		return;
+	}
+	c = an_comm_get(an, op->k.comm, 0, false);
+	r->gone = 0;
+	r->last_ns = op->t_ns;
+	if (ccld_fn_is_p2p(op->fn)) {
+		int d = op->fn == CCLD_FN_RECV;
+		struct an_p2p *p = p2p_get(an, r, op->peer);
+
+		if (!p)
+			return;
+		if (op->seq + 1 > p->n[d])
+			p->n[d] = op->seq + 1;
+		sig_of(&p->last[d], op);
+		p->t_enter[d] = op->t_ns;
+	} else {
+		sig_of(&r->hist[op->seq % AN_HIST], op);
+		if (op->seq > r->entered)
+			r->entered = op->seq;
+		r->in_call = 1;
+		r->call_seq = op->seq;
+		r->call_ns = op->t_ns;
+		/* counters of an older op no longer describe the one in flight */
+		if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq < op->seq)
+			r->nsubs = 0;
+	}
+	progress(an, c, op->k.host, op->t_ns);
+}
+
+void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
+		  uint64_t t_ns)
+{
+	struct an_rank *r;
+
+	an->stats.records++;
+	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, false)))
+		return;
+	r->last_ns = t_ns;
+	if (ccld_fn_is_p2p(op->fn)) {
+		int d = op->fn == CCLD_FN_RECV;
+		struct an_p2p *p = p2p_get(an, r, op->peer);
+
+		if (!p)
+			return;
+		if (op->seq + 1 > p->nret[d])
+			p->nret[d] = op->seq + 1;
+		if (p->last[d].seq == op->seq)
+			p->last[d].flags |= SIG_RET;
+	} else {
+		struct an_sig *s = &r->hist[op->seq % AN_HIST];
+
+		if (s->seq == op->seq)
+			s->flags |= SIG_RET;
+		if (op->seq > r->returned)
+			r->returned = op->seq;
+		if (r->call_seq == op->seq)
+			r->in_call = 0;
+	}
+	(void)ret;
+	progress(an, an_comm_get(an, op->k.comm, 0, false), op->k.host, t_ns);
+}
+
+static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
+			  int64_t upto, uint32_t host, uint64_t t_ns)
+{
+	r->tierb = 1;
+	r->last_ns = t_ns;
+	if (upto > r->completed)
+		r->completed = upto;
+	if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq <= upto)
+		r->nsubs = 0;
+	progress(an, c, host, t_ns);
+}
+
+void an_op_complete(struct an *an, const struct an_op *op, uint64_t t_ns)
+{
+	struct an_comm *c;
+	struct an_rank *r;
+
+	an->stats.records++;
+	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, false)))
+		return;
+	c = an_comm_get(an, op->k.comm, 0, false);
+	if (ccld_fn_is_p2p(op->fn)) {
+		int d = op->fn == CCLD_FN_RECV;
+		struct an_p2p *p = p2p_get(an, r, op->peer);
+
+		if (!p)
+			return;
+		r->tierb = 1;
+		if (op->seq + 1 > p->ndone[d])
+			p->ndone[d] = op->seq + 1;
+		progress(an, c, op->k.host, t_ns);
+		return;
+	}
+	/* completion is in stream order: this op done means all before it */
+	if (r->hist[op->seq % AN_HIST].seq == op->seq)
+		r->hist[op->seq % AN_HIST].flags |= SIG_DONE;
+	complete_coll(an, c, r, op->seq, op->k.host, t_ns);
+}
+
+void an_complete_upto(struct an *an, const struct an_key *k, int64_t upto,
+		      uint64_t t_ns)
+{
+	struct an_rank *r;
+
+	an->stats.records++;
+	if (upto < 0 || !(r = an_rank_get(an, k, false)))
+		return;
+	complete_coll(an, an_comm_get(an, k->comm, 0, false), r, upto,
+		      k->host, t_ns);
+}
+
+static bool same_sub(const struct an_progress *a, const struct an_progress *b)
+{
+	return a->channel == b->channel && a->peer == b->peer &&
+	       a->dir == b->dir;
+}
+
+static bool advanced(const struct an_progress *o, const struct an_progress *n)
+{
+	return n->seq != o->seq || n->posted > o->posted ||
+	       n->transmitted > o->transmitted ||
+	       n->received > o->received || n->done > o->done;
+}
+
+void an_progress(struct an *an, const struct an_key *k,
+		 const struct an_progress *p, uint64_t t_ns)
+{
+	struct an_progress *s;
+	struct an_rank *r;
+	bool adv = true;
+	uint32_t i;
+
+	an->stats.records++;
+	if (!(r = an_rank_get(an, k, false)))
+		return;
+	if (r->nsubs && r->subs[0].seq != p->seq)
+		r->nsubs = 0;	/* another op: its counters replace these */
+	for (i = 0; i < r->nsubs; i++)
+		if (same_sub(&r->subs[i], p))
+			break;
+	if (i == r->nsubs) {
+		s = an_grow(an, r->subs, &r->cap_subs, r->nsubs + 1, sizeof(*s));
+		if (!s)
+			return;
+		r->subs = s;
+		r->nsubs++;
+	} else {
+		adv = advanced(&r->subs[i], p);
+	}
+	r->subs[i] = *p;
+	if (adv) {
+		r->last_ns = t_ns;
+		progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
+	} else {
+		an_comm_get(an, k->comm, 0, false)->version++;
+	}
+}
+
+void an_snapshot(struct an *an, const struct an_key *k,
+		 const struct an_progress *p, size_t n, uint64_t t_ns)
+{
+	struct an_progress *s;
+	struct an_rank *r;
+	size_t i;
+
+	an->stats.records++;
+	if (!(r = an_rank_get(an, k, false)) || n > UINT32_MAX / 2)
+		return;
+	s = an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s));
+	if (!s)
+		return;
+	r->subs = s;
+	for (i = 0; i < n; i++)
+		s[i] = p[i];
+	r->nsubs = (uint32_t)n;
+	/* a snapshot is a look, not progress: only the picture changes */
+	an_comm_get(an, k->comm, 0, false)->version++;
+	(void)t_ns;
+}
+
+void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
+		   enum an_proc_state st, int exit_status, uint64_t t_ns)
+{
+	uint32_t i = proc_get(an, host, pid, false);
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	an->stats.records++;
+	if (!i) {
+		an->stats.rejected++;
+		return;
+	}
+	an->procs[i - 1].state = st;
+	an->procs[i - 1].exit_status = exit_status;
+	an->procs[i - 1].t_ns = t_ns;
+	/* the picture of every comm of the process may change: rare event */
+	for (it = 0; hmap_next(&an->comms, &it, &k, &v);)
+		((struct an_comm *)v)->version++;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Verdicts as JSON lines (DESIGN.md section 9, schema 1) and as text. */
+#include <inttypes.h>
+#include "an_int.h"
+#include "json.h"
+
+const char *an_class_name(enum an_class c)
+{
+	switch (c) {
+	case AN_H1: return "H1";
+	case AN_H2: return "H2";
+	case AN_H3: return "H3";
+	}
+	return "?";
+}
+
+const char *an_t4_name(enum an_t4 s)
+{
+	switch (s) {
+	case AN_T4_NOT_STARTED: return "not started";
+	case AN_T4_NOT_TRANSMITTED: return "not transmitted";
+	case AN_T4_NOT_DELIVERED: return "not delivered";
+	case AN_T4_GPU_NOT_READY: return "GPU not ready";
+	case AN_T4_NONE: break;
+	}
+	return "none";
+}
+
+static const char *class_words(enum an_class c)
+{
+	switch (c) {
+	case AN_H1: return "not entered";
+	case AN_H2: return "inconsistent op";
+	case AN_H3: return "all entered, no progress";
+	}
+	return "?";
+}
+
+static void culprits(const struct an *an, const struct an_verdict *v,
+		     struct json_buf *b)
+{
+	uint32_t i;
+
+	json_key(b, "culprits");
+	json_arr_open(b);
+	for (i = 0; i < v->ncul; i++) {
+		json_obj_open(b);
+		json_kv_i64(b, "rank", v->cul[i].rank);
+		json_kv_str(b, "host", an_host_name(an, v->cul[i].host));
+		json_kv_u64(b, "pid", v->cul[i].pid);
+		json_obj_close(b);
+	}
+	json_arr_close(b);
+	if (v->ncul_total > v->ncul)
+		json_kv_u64(b, "culprits_total", v->ncul_total);
+}
+
+static void evidence(const struct an_verdict *v, struct json_buf *b)
+{
+	uint32_t i;
+
+	json_key(b, "evidence");
+	json_obj_open(b);
+	json_kv_str(b, "text", v->text);
+	for (i = 0; i < v->nval; i++) {
+		const struct an_value *x = &v->val[i];
+
+		if (x->is_str)
+			json_kv_str(b, x->key, x->s);
+		else if (x->is_float)
+			json_kv_f(b, x->key, x->f);
+		else
+			json_kv_i64(b, x->key, x->i);
+	}
+	json_obj_close(b);
+}
+
+int an_verdict_json(const struct an *an, const struct an_verdict *v,
+		    int64_t off, struct json_buf *b)
+{
+	bool rec = v->kind == AN_V_RECOVERED;
+
+	json_obj_open(b);
+	json_kv_str(b, "type", rec ? "recovery" : "verdict");
+	json_kv_i64(b, "schema", 1);
+	json_kv_str(b, "class", an_class_name(v->cls));
+	if (!rec)
+		json_kv_str(b, "role", v->role == AN_ROOT ? "root" : "cascade");
+	json_kv_hex16(b, "comm", v->comm);
+	json_kv_i64(b, "seq", v->seq);
+	if (!rec)
+		culprits(an, v, b);
+	json_kv_i64(b, "detected_ns", (int64_t)v->detected_ns + off);
+	json_kv_i64(b, "onset_ns", (int64_t)v->onset_ns + off);
+	json_kv_str(b, "op", an_fn_name(v->fn));
+	if (v->p2p)
+		json_kv_bool(b, "p2p", true);
+	if (!rec && v->role == AN_CASCADE) {
+		json_key(b, "blocked_by");
+		json_obj_open(b);
+		json_kv_hex16(b, "comm", v->blocked_comm);
+		json_kv_i64(b, "seq", v->blocked_seq);
+		json_obj_close(b);
+	}
+	if (v->kind == AN_V_UPDATE)
+		json_kv_bool(b, "update", true);
+	evidence(v, b);
+	json_obj_close(b);
+	return b->err;
+}
+
+int an_verdict_text(const struct an *an, const struct an_verdict *v,
+		    struct json_buf *b)
+{
+	uint32_t i;
+
+	if (v->kind == AN_V_RECOVERED) {
+		json_printf(b, "RECOVERED %s comm %016" PRIx64 " seq %" PRId64
+			    ": %s", an_class_name(v->cls), v->comm, v->seq,
+			    v->text);
+		return b->err;
+	}
+	json_printf(b, "HANG %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
+		    an_class_name(v->cls), class_words(v->cls),
+		    v->kind == AN_V_UPDATE ? " update" : "",
+		    v->role == AN_ROOT ? "root" : "cascade", v->comm,
+		    an_fn_name(v->fn), v->seq);
+	json_printf(b, ": culprit%s ", v->ncul_total == 1 ? "" : "s");
+	for (i = 0; i < v->ncul; i++)
+		json_printf(b, "%srank %d (%s pid %u)", i ? ", " : "",
+			    v->cul[i].rank, an_host_name(an, v->cul[i].host),
+			    v->cul[i].pid);
+	if (v->ncul_total > v->ncul)
+		json_printf(b, " and %u more", v->ncul_total - v->ncul);
+	json_printf(b, " -- %s", v->text);
+	return b->err;
+}

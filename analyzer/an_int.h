@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Analyzer internals shared by an_core.c, an_locate.c, an_detect.c, an_format.c. */
+#ifndef CCLD_AN_INT_H
+#define CCLD_AN_INT_H
+
+#include "analyzer.h"
+#include "hmap.h"
+
+/*
+ * Signatures kept per rank, indexed by seq % AN_HIST: the rounds a rank can
+ * be ahead of the slowest one and still be compared (NCCL's own queue of
+ * pending collectives is of this order).  Steady-state memory per rank is
+ * constant: rounds older than this are dropped.
+ */
+#define AN_HIST		8
+#define AN_MAX_NODES	64	/* stalled comms related per evaluation */
+#define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
+
+enum { SIG_RET = 1, SIG_DONE = 2 };
+
+struct an_sig {
+	int64_t seq;		/* -1: empty slot */
+	uint64_t count;
+	int32_t root;
+	uint8_t fn, dtype, redop, flags;
+};
+
+struct an_p2p {
+	int32_t peer;
+	int64_t n[2];		/* ops entered per direction (send, recv) */
+	int64_t nret[2];	/* ops returned */
+	int64_t ndone[2];	/* ops the GPU completed */
+	struct an_sig last[2];
+	uint64_t t_enter[2];
+};
+
+struct an_rank {
+	uint32_t proc;		/* index + 1 in an->procs, 0: not seen */
+	uint8_t gone;		/* destroyed / finalized */
+	uint8_t tierb;		/* tier B completions seen for this rank */
+	uint8_t in_call;	/* inside a collective that has not returned */
+	uint8_t pad;
+	int64_t entered;	/* highest collective seq entered, -1 */
+	int64_t returned;
+	int64_t completed;	/* GPU completed up to here (tier B), -1 */
+	int64_t call_seq;	/* collective seq of the call in progress */
+	uint64_t call_ns;	/* its entry */
+	uint64_t last_ns;	/* last activity on this rank (own host clock) */
+	struct an_sig hist[AN_HIST];
+	struct an_p2p *p2p;
+	uint32_t np2p, cap_p2p;
+	struct an_progress *subs;	/* tier C/E: the op in flight */
+	uint32_t nsubs, cap_subs;
+};
+
+enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };
+
+/* the result of locating one comm (an_locate.c) */
+struct an_status {
+	enum an_strength strength;
+	bool barrier;
+	bool p2p;
+	int64_t seq;
+	int fn;
+	enum an_class cls;
+	int32_t *cul;		/* culprit ranks, ascending */
+	uint32_t ncul, cap_cul;
+	int32_t *wait;		/* ranks that entered the stuck round */
+	uint32_t nwait, cap_wait;
+	enum an_t4 t4;
+	bool t4_remote;
+	char text[AN_TEXT_MAX];
+	uint32_t nval;
+	struct an_value val[AN_MAX_EVIDENCE];
+	uint64_t max_call_age_ns;	/* longest call in progress at the round */
+};
+
+struct an_comm {
+	uint64_t hash;
+	uint64_t parent;
+	int32_t nranks;
+	uint32_t nknown;
+	struct an_rank *r;
+	uint64_t *host_last;	/* per host id: last progress, 0: none */
+	uint32_t nhost_last;
+	uint64_t version;	/* bumped by every input */
+	uint64_t analyzed;	/* version of st */
+	struct an_status st;
+	/* incident */
+	bool suspected;
+	bool declared;
+	int64_t decl_seq;
+	bool decl_p2p;
+	uint64_t decl_onset;
+	uint32_t decl_host;
+	struct an_verdict *last;	/* last verdict emitted */
+	/* per evaluation */
+	int node;		/* index in the node list, -1 */
+};
+
+struct an_proc {
+	uint32_t host;
+	uint32_t pid;
+	enum an_proc_state state;
+	int exit_status;
+	uint64_t t_ns;
+	uint64_t wmask;		/* per evaluation: nodes it waits in */
+	uint64_t cmask;		/* per evaluation: nodes naming it culprit */
+};
+
+struct an_host_st {
+	char *name;
+	uint64_t now;
+	bool have_now;
+};
+
+struct an {
+	struct an_config cfg;
+	struct an_sink sink;
+	struct an_host_st *hosts;
+	uint32_t nhosts;
+	struct hmap comms;	/* hash -> struct an_comm */
+	struct hmap procmap;	/* (host, pid) -> index + 1 */
+	struct an_proc *procs;
+	uint32_t nprocs, cap_procs;
+	struct an_stats stats;
+	struct an_verdict tmp;
+};
+
+/* an_core.c */
+struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
+			    bool create);
+struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create);
+const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
+uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
+void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
+	      size_t elem);
+
+/* an_locate.c: fills c->st (ages use each host's latest clock) */
+void an_locate(struct an *an, struct an_comm *c);
+void an_val_i(struct an_status *st, const char *key, int64_t v);
+void an_val_f(struct an_status *st, const char *key, double v);
+void an_val_s(struct an_status *st, const char *key, const char *v);
+const char *an_fn_name(int fn);
+const char *an_dtype_name(int dtype, char *buf, size_t n);
+const char *an_redop_name(int redop, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Locating one communicator's stall (DESIGN.md section 5, CCL-D Fig. 7):
+ * the stuck round, then H1 (ranks that did not enter it), H2 (ranks whose
+ * arguments differ), H3 (all entered and consistent: located from tier C/E
+ * counters per Mycroft Table 4, else tier B, else every rank is listed).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+#include <linux/types.h>
+#include "ccld.h"
+#include "hooks.h"
+#include "names.h"
+
+const char *an_fn_name(int fn)
+{
+	const char *s = hook_fn_name(fn);
+
+	return s ? s : "op";
+}
+
+const char *an_dtype_name(int dtype, char *buf, size_t n)
+{
+	const char *s = dtype_name(dtype);
+
+	if (s)
+		return s;
+	snprintf(buf, n, "type%d", dtype);
+	return buf;
+}
+
+const char *an_redop_name(int redop, char *buf, size_t n)
+{
+	const char *s = redop_name(redop);
+
+	if (s)
+		return s;
+	if (redop == 0xff)
+		return "none";
+	snprintf(buf, n, "op%d", redop);
+	return buf;
+}
+
+static struct an_value *val_new(struct an_status *st, const char *key)
+{
+	struct an_value *v;
+
+	if (st->nval >= AN_MAX_EVIDENCE)
+		return NULL;
+	v = &st->val[st->nval++];
+	memset(v, 0, sizeof(*v));
+	v->key = key;
+	return v;
+}
+
+void an_val_i(struct an_status *st, const char *key, int64_t i)
+{
+	struct an_value *v = val_new(st, key);
+
+	if (v)
+		v->i = i;
+}
+
+void an_val_f(struct an_status *st, const char *key, double f)
+{
+	struct an_value *v = val_new(st, key);
+
+	if (v) {
+		v->is_float = true;
+		v->f = f;
+	}
+}
+
+void an_val_s(struct an_status *st, const char *key, const char *s)
+{
+	struct an_value *v = val_new(st, key);
+
+	if (v) {
+		v->is_str = true;
+		snprintf(v->s, sizeof(v->s), "%s", s);
+	}
+}
+
+static __attribute__((format(printf, 2, 3)))
+void text(struct an_status *st, const char *fmt, ...)
+{
+	size_t n = strlen(st->text);
+	va_list ap;
+
+	if (n >= sizeof(st->text) - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(st->text + n, sizeof(st->text) - n, fmt, ap);
+	va_end(ap);
+}
+
+static void add(struct an *an, int32_t **a, uint32_t *n, uint32_t *cap,
+		int32_t rank)
+{
+	int32_t *p = an_grow(an, *a, cap, *n + 1, sizeof(**a));
+
+	if (!p)
+		return;
+	*a = p;
+	p[(*n)++] = rank;
+}
+
+static void add_cul(struct an *an, struct an_status *st, int32_t rank)
+{
+	add(an, &st->cul, &st->ncul, &st->cap_cul, rank);
+}
+
+static void add_wait(struct an *an, struct an_status *st, int32_t rank)
+{
+	add(an, &st->wait, &st->nwait, &st->cap_wait, rank);
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* age of T on HOST's clock */
+static uint64_t age(const struct an *an, uint32_t host, uint64_t t)
+{
+	uint64_t now = host < an->nhosts ? an->hosts[host].now : 0;
+
+	return now > t ? now - t : 0;
+}
+
+static bool live(const struct an_rank *r)
+{
+	return r->proc && !r->gone;
+}
+
+static bool proc_down(const struct an *an, const struct an_rank *r)
+{
+	const struct an_proc *p = an_proc_of(an, r);
+
+	return p && p->state != AN_PROC_RUNNING;
+}
+
+static const char *proc_words(const struct an *an, const struct an_rank *r,
+			      char *buf, size_t n)
+{
+	const struct an_proc *p = an_proc_of(an, r);
+
+	if (!p || p->state == AN_PROC_RUNNING)
+		return "process running";
+	if (p->state == AN_PROC_STOPPED)
+		return "process stopped (state T)";
+	snprintf(buf, n, "process exited, status %d", p->exit_status);
+	return buf;
+}
+
+static bool sig_eq(const struct an_sig *a, const struct an_sig *b)
+{
+	return a->fn == b->fn && a->count == b->count && a->dtype == b->dtype &&
+	       a->redop == b->redop && a->root == b->root;
+}
+
+/* the first differing field, with both values as text (FR-style) */
+static const char *sig_diff(const struct an_sig *a, const struct an_sig *b,
+			    char *va, char *vb, size_t n)
+{
+	char t1[16], t2[16];
+
+	if (a->fn != b->fn) {
+		snprintf(va, n, "%s", an_fn_name(a->fn));
+		snprintf(vb, n, "%s", an_fn_name(b->fn));
+		return "type";
+	}
+	if (a->count != b->count) {
+		snprintf(va, n, "%" PRIu64, a->count);
+		snprintf(vb, n, "%" PRIu64, b->count);
+		return "count";
+	}
+	if (a->dtype != b->dtype) {
+		snprintf(va, n, "%s", an_dtype_name(a->dtype, t1, sizeof(t1)));
+		snprintf(vb, n, "%s", an_dtype_name(b->dtype, t2, sizeof(t2)));
+		return "dtype";
+	}
+	if (a->redop != b->redop) {
+		snprintf(va, n, "%s", an_redop_name(a->redop, t1, sizeof(t1)));
+		snprintf(vb, n, "%s", an_redop_name(b->redop, t2, sizeof(t2)));
+		return "redop";
+	}
+	snprintf(va, n, "%d", a->root);
+	snprintf(vb, n, "%d", b->root);
+	return "root";
+}
+
+static uint64_t sig_bytes(const struct an_sig *s)
+{
+	size_t sz = dtype_size(s->dtype);
+
+	return s->count * (sz ? sz : 1);
+}
+
+static void reset(struct an_status *st)
+{
+	st->strength = ST_NONE;
+	st->barrier = st->p2p = false;
+	st->seq = -1;
+	st->fn = 0;
+	st->cls = 0;
+	st->ncul = st->nwait = 0;
+	st->t4 = AN_T4_NONE;
+	st->t4_remote = false;
+	st->text[0] = '\0';
+	st->nval = 0;
+	st->max_call_age_ns = 0;
+}
+
+/* "ranks 1,2,3" or "rank 1" (the first few) */
+static void rank_list(struct an_status *st, const int32_t *a, uint32_t n)
+{
+	uint32_t i;
+
+	text(st, "%s ", n == 1 ? "rank" : "ranks");
+	for (i = 0; i < n && i < 8; i++)
+		text(st, "%s%d", i ? "," : "", a[i]);
+	if (n > 8)
+		text(st, ",... (%u)", n);
+}
+
+/* calls that never returned: evidence "blocked inside an NCCL call" */
+static void blocked_inside(struct an *an, struct an_comm *c,
+			   struct an_status *st)
+{
+	uint32_t n = 0;
+	int32_t i;
+
+	for (i = 0; i < c->nranks; i++) {
+		struct an_rank *r = &c->r[i];
+		uint64_t a;
+
+		if (!live(r) || !r->in_call || r->call_seq != st->seq)
+			continue;
+		a = age(an, an_rank_host(an, r), r->call_ns);
+		if (a > st->max_call_age_ns)
+			st->max_call_age_ns = a;
+		n++;
+	}
+	if (n) {
+		text(st, "; %u rank%s blocked inside %s seq %" PRId64
+		     ", a call that never returned (%.1f s)", n,
+		     n == 1 ? "" : "s", an_fn_name(st->fn), st->seq,
+		     secs(st->max_call_age_ns));
+		an_val_i(st, "blocked_in_call", n);
+	}
+}
+
+/* ---- H2: signatures of the ranks that entered round S ---------------- */
+
+#define MAX_GROUPS 8
+
+struct group {
+	struct an_sig sig;
+	uint32_t n;
+	uint32_t seen;		/* in the ranks' history before S */
+};
+
+static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct group g[MAX_GROUPS];
+	uint32_t ng = 0, i, maj = 0;
+	char va[32], vb[32];
+	const char *field;
+	bool tie = false;
+	int32_t r;
+	int j;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
+
+		if (!live(&c->r[r]) || s->seq != st->seq)
+			continue;
+		for (i = 0; i < ng && !sig_eq(&g[i].sig, s); i++)
+			;
+		if (i == ng) {
+			if (ng == MAX_GROUPS)
+				continue;
+			g[ng].sig = *s;
+			g[ng].n = 0;
+			g[ng].seen = 0;
+			ng++;
+		}
+		g[i].n++;
+	}
+	if (ng < 2)
+		return false;
+	for (i = 1; i < ng; i++)
+		if (g[i].n > g[maj].n)
+			maj = i;
+	for (i = 0; i < ng; i++)
+		tie |= i != maj && g[i].n == g[maj].n;
+	if (tie) {
+		/* no majority: the signature the job used before is the norm */
+		for (r = 0; r < c->nranks; r++)
+			for (j = 0; j < AN_HIST; j++) {
+				const struct an_sig *s = &c->r[r].hist[j];
+
+				if (s->seq < 0 || s->seq >= st->seq)
+					continue;
+				for (i = 0; i < ng; i++)
+					g[i].seen += sig_eq(&g[i].sig, s);
+			}
+		maj = 0;
+		for (i = 1; i < ng; i++)
+			if (g[i].seen > g[maj].seen)
+				maj = i;
+		tie = false;
+		for (i = 0; i < ng; i++)
+			tie |= i != maj && g[i].seen == g[maj].seen &&
+			       g[i].n == g[maj].n;
+	}
+	st->cls = AN_H2;
+	st->fn = g[maj].sig.fn;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
+
+		if (!live(&c->r[r]) || s->seq != st->seq)
+			continue;
+		/* a true tie names both sides: never guess */
+		if (tie || !sig_eq(s, &g[maj].sig))
+			add_cul(an, st, r);
+	}
+	for (i = 0; i < ng && i == maj; i++)
+		;
+	field = sig_diff(&g[maj].sig, &g[i].sig, va, vb, sizeof(va));
+	rank_list(st, st->cul, st->ncul);
+	text(st, " called %s seq %" PRId64 " of comm %016" PRIx64
+	     " with %s %s where %u rank%s used %s", an_fn_name(g[i].sig.fn),
+	     st->seq, c->hash, field, vb, g[maj].n, g[maj].n == 1 ? "" : "s", va);
+	if (tie)
+		text(st, " (no majority, and neither was used before)");
+	an_val_s(st, "field", field);
+	an_val_s(st, "majority", va);
+	an_val_s(st, "minority", vb);
+	an_val_i(st, "majority_ranks", g[maj].n);
+	an_val_i(st, "minority_ranks", st->ncul);
+	return true;
+}
+
+/* ---- H3 with tier C/E counters (Mycroft Table 4) ---------------------- */
+
+enum sub_state { SS_FINISHED, SS_STARVING, SS_T4 };
+
+static enum sub_state classify(const struct an_progress *p, enum an_t4 *t4)
+{
+	*t4 = AN_T4_NONE;
+	if (p->nsteps && p->done >= p->nsteps)
+		return SS_FINISHED;
+	if (p->dir == AN_SEND) {
+		if (!p->posted && !p->transmitted && !p->done)
+			*t4 = AN_T4_NOT_STARTED;
+		else if (p->posted > p->transmitted)
+			*t4 = AN_T4_NOT_TRANSMITTED;
+		else if (p->transmitted > p->done)
+			*t4 = AN_T4_NOT_DELIVERED;
+		else
+			*t4 = AN_T4_GPU_NOT_READY;
+		return SS_T4;
+	}
+	if (!p->posted && !p->received && !p->done) {
+		*t4 = AN_T4_NOT_STARTED;
+		return SS_T4;
+	}
+	if (p->received > p->done) {
+		*t4 = AN_T4_GPU_NOT_READY;	/* data waits for the GPU */
+		return SS_T4;
+	}
+	return SS_STARVING;	/* waiting for data from the peer */
+}
+
+static bool sub_current(const struct an_progress *p, int64_t seq)
+{
+	return p->seq < 0 || p->seq == seq;
+}
+
+struct pick {
+	int32_t rank;
+	const struct an_progress *p;
+	enum an_t4 t4;
+	bool remote;
+};
+
+static void describe_sub(struct an_status *st, const struct pick *k)
+{
+	const struct an_progress *p = k->p;
+	static const char *const cause[] = {
+		[AN_T4_NOT_STARTED] = "not initialised or blocked",
+		[AN_T4_NOT_TRANSMITTED] = "network/RDMA issue",
+		[AN_T4_NOT_DELIVERED] = "network/RDMA issue",
+		[AN_T4_GPU_NOT_READY] = "GPU issue",
+	};
+	static const char *const rcause[] = {
+		[AN_T4_NOT_STARTED] = "the peer is blocked",
+		[AN_T4_NOT_TRANSMITTED] = "network: the receiver is not ready",
+		[AN_T4_NOT_DELIVERED] = "network: the receiver failed",
+		[AN_T4_GPU_NOT_READY] = "GPU issue at the peer",
+	};
+
+	text(st, "rank %d channel %d %s peer %d: ", k->rank, p->channel,
+	     p->dir == AN_SEND ? "send to" : "recv from", p->peer);
+	if (p->dir == AN_SEND)
+		text(st, "%" PRIu64 " steps ready from the GPU, %" PRIu64
+		     " transmitted, %" PRIu64 " done", p->posted,
+		     p->transmitted, p->done);
+	else
+		text(st, "%" PRIu64 " posted, %" PRIu64 " received, %" PRIu64
+		     " consumed by the GPU", p->posted, p->received, p->done);
+	if (p->nsteps)
+		text(st, " of %" PRIu64, p->nsteps);
+	text(st, ": %s (%s cause: %s)", an_t4_name(k->t4),
+	     k->remote ? "remote" : "local",
+	     k->remote ? rcause[k->t4] : cause[k->t4]);
+	an_val_i(st, "channel", p->channel);
+	an_val_i(st, "peer", p->peer);
+	an_val_s(st, "dir", p->dir == AN_SEND ? "send" : "recv");
+	an_val_i(st, "posted", (int64_t)p->posted);
+	an_val_i(st, "transmitted", (int64_t)p->transmitted);
+	an_val_i(st, "received", (int64_t)p->received);
+	an_val_i(st, "done", (int64_t)p->done);
+	an_val_i(st, "nsteps", (int64_t)p->nsteps);
+	an_val_s(st, "state", an_t4_name(k->t4));
+	an_val_s(st, "cause", k->remote ? "remote" : "local");
+	st->t4 = k->t4;
+	st->t4_remote = k->remote;
+}
+
+/* the peer's sub facing rank R in the other direction */
+static const struct an_progress *peer_sub(struct an_comm *c, int32_t peer,
+					  int32_t r, enum an_dir dir,
+					  int32_t ch, int64_t seq)
+{
+	struct an_rank *pr;
+	uint32_t i;
+
+	if (peer < 0 || peer >= c->nranks)
+		return NULL;
+	pr = &c->r[peer];
+	for (i = 0; i < pr->nsubs; i++)
+		if (pr->subs[i].peer == r && pr->subs[i].dir == dir &&
+		    pr->subs[i].channel == ch && sub_current(&pr->subs[i], seq))
+			return &pr->subs[i];
+	return NULL;
+}
+
+static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
+	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
+	uint32_t *ends, i, best = 0;
+	double least_frac = 2;
+	bool any = false;
+	int32_t r;
+
+	/* per-rank count of stuck flows it is an end of */
+	ends = calloc((uint32_t)c->nranks, sizeof(*ends));
+	if (!ends)
+		return false;
+	for (r = 0; r < c->nranks; r++) {
+		struct an_rank *rk = &c->r[r];
+		bool starving = false, gpu_send = false;
+		const struct an_progress *gs = NULL;
+
+		for (i = 0; i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+			enum an_t4 t4;
+			enum sub_state ss;
+			double frac;
+
+			if (!sub_current(p, st->seq))
+				continue;
+			any = true;
+			ss = classify(p, &t4);
+			if (ss == SS_FINISHED)
+				continue;
+			frac = p->nsteps ? (double)p->done / (double)p->nsteps :
+					   1;
+			if (frac < least_frac) {
+				least_frac = frac;
+				least = (struct pick){ r, p, t4 ? t4 :
+						       AN_T4_NOT_DELIVERED,
+						       ss == SS_STARVING };
+			}
+			if (ss == SS_STARVING) {
+				starving = true;
+				continue;
+			}
+			if (p->dir == AN_RECV && t4 == AN_T4_GPU_NOT_READY &&
+			    gpu.rank < 0)
+				gpu = (struct pick){ r, p, t4, false };
+			if (p->dir == AN_SEND && t4 == AN_T4_GPU_NOT_READY) {
+				gpu_send = true;
+				gs = p;
+			}
+			if (p->dir == AN_SEND && (t4 == AN_T4_NOT_TRANSMITTED ||
+						  t4 == AN_T4_NOT_DELIVERED)) {
+				ends[r]++;
+				if (p->peer >= 0 && p->peer < c->nranks)
+					ends[p->peer]++;
+				if (net.rank < 0)
+					net = (struct pick){ r, p, t4, false };
+			}
+		}
+		if (gpu_send && !starving && quiet.rank < 0)
+			quiet = (struct pick){ r, gs, AN_T4_GPU_NOT_READY, false };
+	}
+	if (!any) {
+		free(ends);
+		return false;
+	}
+	st->cls = AN_H3;
+	if (gpu.rank < 0 && net.rank >= 0) {
+		/* a faulty NIC is the common end of the stuck flows */
+		for (r = 0; r < c->nranks; r++)
+			if (ends[r] > best)
+				best = ends[r];
+		if (best >= 2) {
+			for (r = 0; r < c->nranks; r++)
+				if (ends[r] == best)
+					add_cul(an, st, r);
+			/* describe the culprit's own stuck send, if it has one */
+			for (i = 0; i < c->r[st->cul[0]].nsubs; i++) {
+				const struct an_progress *p = &c->r[st->cul[0]].subs[i];
+				enum an_t4 t4;
+
+				if (sub_current(p, st->seq) && p->dir == AN_SEND &&
+				    classify(p, &t4) == SS_T4 &&
+				    (t4 == AN_T4_NOT_TRANSMITTED ||
+				     t4 == AN_T4_NOT_DELIVERED)) {
+					net = (struct pick){ st->cul[0], p, t4,
+							     false };
+					break;
+				}
+			}
+			if (net.rank != st->cul[0])
+				net.remote = true;
+		} else {
+			/* one flow: the receiver with no buffer posted is the cause */
+			const struct an_progress *rp =
+				peer_sub(c, net.p->peer, net.rank, AN_RECV,
+					 net.p->channel, st->seq);
+
+			if (rp && rp->posted <= rp->received) {
+				net.remote = true;
+				add_cul(an, st, net.p->peer);
+			} else {
+				add_cul(an, st, net.rank);
+			}
+		}
+		describe_sub(st, &net);
+	} else if (gpu.rank >= 0 || quiet.rank >= 0) {
+		struct pick *k = gpu.rank >= 0 ? &gpu : &quiet;
+
+		add_cul(an, st, k->rank);
+		describe_sub(st, k);
+	} else {
+		if (least.rank < 0) {
+			free(ends);
+			st->cls = 0;
+			return false;
+		}
+		add_cul(an, st, least.rank);
+		text(st, "least progress: ");
+		describe_sub(st, &least);
+	}
+	free(ends);
+	return true;
+}
+
+/* ---- collectives ---------------------------------------------------- */
+
+static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int64_t lo = INT64_MAX, hi = -1, sb = INT64_MAX;
+	bool tierb_all = true, in_call = false, incomplete = false;
+	uint32_t nlive = 0, down = 0;
+	const struct an_sig *ref = NULL;
+	char buf[64];
+	int32_t i;
+
+	for (i = 0; i < c->nranks; i++) {
+		struct an_rank *r = &c->r[i];
+
+		if (!live(r))
+			continue;
+		nlive++;
+		down += proc_down(an, r);
+		if (r->entered < lo)
+			lo = r->entered;
+		if (r->entered > hi)
+			hi = r->entered;
+		in_call |= r->in_call;
+		if (r->tierb) {
+			if (r->completed + 1 < sb)
+				sb = r->completed + 1;
+			incomplete |= r->completed < r->entered;
+		} else {
+			tierb_all = false;
+		}
+	}
+	if (!nlive || hi < 0)
+		return;
+	st->seq = lo < hi ? lo + 1 : hi;
+	if (sb < st->seq)
+		st->seq = sb;
+	if (lo < hi || in_call || incomplete)
+		st->strength = ST_STRONG;
+	else if (!tierb_all)
+		st->strength = ST_WEAK;
+	else if (down && sb <= hi)
+		st->strength = ST_STRONG;
+	else
+		return;
+	if (st->seq < 0)
+		st->seq = 0;
+
+	/* the round's op as the ranks that entered it called it */
+	for (i = 0; i < c->nranks; i++) {
+		const struct an_sig *s = &c->r[i].hist[st->seq % AN_HIST];
+
+		if (live(&c->r[i]) && s->seq == st->seq) {
+			ref = s;
+			break;
+		}
+	}
+	st->fn = ref ? ref->fn : CCLD_FN_ALLREDUCE;
+	st->barrier = ref && ref->fn == CCLD_FN_ALLREDUCE &&
+		      sig_bytes(ref) <= an->cfg.barrier_bytes;
+
+	for (i = 0; i < c->nranks; i++) {
+		struct an_rank *r = &c->r[i];
+
+		if (!live(r))
+			continue;
+		if (r->entered >= st->seq && !proc_down(an, r))
+			add_wait(an, st, i);
+		if (r->entered < st->seq || proc_down(an, r))
+			add_cul(an, st, i);
+	}
+
+	if (st->ncul) {
+		struct an_rank *r = &c->r[st->cul[0]];
+
+		st->cls = AN_H1;
+		rank_list(st, st->cul, st->ncul);
+		if (r->entered >= st->seq)
+			text(st, " stopped in %s seq %" PRId64 " of comm %016"
+			     PRIx64 " (%s)", an_fn_name(st->fn), st->seq,
+			     c->hash, proc_words(an, r, buf, sizeof(buf)));
+		else
+			text(st, " never entered %s seq %" PRId64 " of comm %016"
+			     PRIx64 " (last entered seq %" PRId64 ", %.1f s ago;"
+			     " %s)", an_fn_name(st->fn), st->seq, c->hash,
+			     r->entered, secs(age(an, an_rank_host(an, r),
+						   r->last_ns)),
+			     proc_words(an, r, buf, sizeof(buf)));
+		text(st, "; %u of %d ranks wait in it", st->nwait, c->nranks);
+		blocked_inside(an, c, st);
+		an_val_i(st, "nranks", c->nranks);
+		an_val_i(st, "entered", st->nwait);
+		an_val_i(st, "culprit_seq", r->entered);
+		return;
+	}
+	if (check_h2(an, c, st)) {
+		blocked_inside(an, c, st);
+		return;
+	}
+	if (locate_t4(an, c, st)) {
+		blocked_inside(an, c, st);
+		an_val_i(st, "nranks", c->nranks);
+		return;
+	}
+	st->cls = AN_H3;
+	/* tier B: ranks whose GPU has not finished the round others finished */
+	{
+		uint32_t ndone = 0;
+
+		for (i = 0; i < c->nranks; i++)
+			if (live(&c->r[i]) && c->r[i].tierb &&
+			    c->r[i].completed >= st->seq)
+				ndone++;
+		if (ndone) {
+			for (i = 0; i < c->nranks; i++)
+				if (live(&c->r[i]) && c->r[i].tierb &&
+				    c->r[i].completed < st->seq)
+					add_cul(an, st, i);
+		}
+		if (st->ncul) {
+			rank_list(st, st->cul, st->ncul);
+			text(st, ": the GPU has not completed %s seq %" PRId64
+			     " of comm %016" PRIx64 ", which %u of %d ranks"
+			     " completed (tier B)", an_fn_name(st->fn), st->seq,
+			     c->hash, ndone, c->nranks);
+			an_val_i(st, "completed_ranks", ndone);
+			an_val_i(st, "culprit_completed",
+				 c->r[st->cul[0]].completed);
+			blocked_inside(an, c, st);
+			an_val_i(st, "nranks", c->nranks);
+			return;
+		}
+	}
+	for (i = 0; i < (int32_t)st->nwait; i++)
+		add_cul(an, st, st->wait[i]);
+	text(st, "all %u ranks entered %s seq %" PRId64 " of comm %016" PRIx64
+	     " with the same arguments; no progress data (tier B/C/E) tells"
+	     " which one is stuck: all are listed", st->nwait,
+	     an_fn_name(st->fn), st->seq, c->hash);
+	blocked_inside(an, c, st);
+	an_val_i(st, "nranks", c->nranks);
+}
+
+/* ---- p2p: sends of r to p pair with receives of p from r, in order ---- */
+
+static const struct an_p2p *p2p_of(const struct an_rank *r, int32_t peer)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->np2p; i++)
+		if (r->p2p[i].peer == peer)
+			return &r->p2p[i];
+	return NULL;
+}
+
+static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int32_t i, wr = -1, cr = -1;
+	const struct an_p2p *wp = NULL;
+	int wd = 0;
+	int64_t wseq = 0;
+	uint32_t j;
+	char buf[64];
+
+	for (i = 0; i < c->nranks && wr < 0; i++) {
+		const struct an_rank *r = &c->r[i];
+
+		if (!live(r))
+			continue;
+		for (j = 0; j < r->np2p && wr < 0; j++) {
+			const struct an_p2p *p = &r->p2p[j];
+			const struct an_p2p *q;
+			int d;
+
+			if (p->peer < 0 || p->peer >= c->nranks)
+				continue;
+			q = p2p_of(&c->r[p->peer], i);
+			for (d = 0; d < 2; d++) {
+				int64_t theirs = q ? q->n[1 - d] : 0;
+
+				if (p->n[d] > theirs ||
+				    (p->n[d] && p->nret[d] < p->n[d]) ||
+				    (r->tierb && p->ndone[d] < p->n[d])) {
+					wr = i;
+					wp = p;
+					wd = d;
+					wseq = p->n[d] > theirs ? theirs :
+					       p->n[d] - 1;
+					cr = p->peer;
+					break;
+				}
+			}
+		}
+	}
+	if (wr < 0)
+		return;
+	st->strength = ST_STRONG;
+	st->p2p = true;
+	st->seq = wseq;
+	st->fn = wd ? CCLD_FN_RECV : CCLD_FN_SEND;
+	add_wait(an, st, wr);
+	{
+		const struct an_p2p *q = p2p_of(&c->r[cr], wr);
+		int64_t theirs = q ? q->n[1 - wd] : 0;
+		const struct an_rank *pr = &c->r[cr];
+
+		if (theirs <= wseq || proc_down(an, pr)) {
+			st->cls = AN_H1;
+			add_cul(an, st, cr);
+			text(st, "rank %d never entered the %s matching rank %d's"
+			     " %s seq %" PRId64 " on comm %016" PRIx64 " (%s)",
+			     cr, wd ? "Send" : "Recv", wr, an_fn_name(st->fn),
+			     wseq, c->hash, proc_words(an, pr, buf, sizeof(buf)));
+		} else if (!sig_eq(&wp->last[wd], &q->last[1 - wd]) &&
+			   wp->last[wd].seq == wseq &&
+			   q->last[1 - wd].seq == wseq) {
+			char va[32], vb[32];
+			const char *f = sig_diff(&wp->last[wd], &q->last[1 - wd],
+						 va, vb, sizeof(va));
+
+			st->cls = AN_H2;
+			add_cul(an, st, cr < wr ? cr : wr);
+			add_cul(an, st, cr < wr ? wr : cr);
+			text(st, "rank %d %s seq %" PRId64 " has %s %s, its peer"
+			     " rank %d has %s", wr, an_fn_name(st->fn), wseq,
+			     f, va, cr, vb);
+			an_val_s(st, "field", f);
+			an_val_s(st, "majority", va);
+			an_val_s(st, "minority", vb);
+		} else {
+			st->cls = AN_H3;
+			add_cul(an, st, cr < wr ? cr : wr);
+			add_cul(an, st, cr < wr ? wr : cr);
+			add_wait(an, st, cr);
+			text(st, "ranks %d and %d entered matching %s/%s seq %"
+			     PRId64 " on comm %016" PRIx64 "; no progress data"
+			     " tells which one is stuck", wr, cr,
+			     an_fn_name(st->fn), wd ? "Send" : "Recv", wseq,
+			     c->hash);
+		}
+	}
+	an_val_i(st, "peer", cr);
+	if (c->r[wr].in_call || wp->nret[wd] < wp->n[wd]) {
+		uint64_t a = age(an, an_rank_host(an, &c->r[wr]),
+				 wp->t_enter[wd]);
+
+		st->max_call_age_ns = a;
+		text(st, "; rank %d is blocked inside %s, a call that never"
+		     " returned (%.1f s)", wr, an_fn_name(st->fn), secs(a));
+		an_val_i(st, "blocked_in_call", 1);
+	}
+}
+
+void an_locate(struct an *an, struct an_comm *c)
+{
+	struct an_status *st = &c->st;
+	enum an_strength coll;
+
+	an->stats.analyses++;
+	c->analyzed = c->version;
+	reset(st);
+	locate_coll(an, c, st);
+	if (st->strength == ST_STRONG)
+		return;
+	coll = st->strength;
+	reset(st);
+	locate_p2p(an, c, st);
+	if (st->strength == ST_STRONG)
+		return;
+	/* a weak collective picture (only the long threshold applies) */
+	reset(st);
+	if (coll != ST_NONE)
+		locate_coll(an, c, st);
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The hang analyzer (DESIGN.md section 5): cross-rank detection and location
+ * of H1 (not entered), H2 (inconsistent op) and H3 (all entered, no progress)
+ * hangs, with cascades across communicators (Mycroft 5.2).
+ *
+ * Pure library: no BPF, no I/O, no global state, no clock of its own.  The
+ * caller (live tracer, replay, fleet service) feeds observations in one
+ * order; the same order gives the same verdicts.  All times are the source
+ * host's CLOCK_MONOTONIC ns; times of two hosts are never subtracted, only
+ * durations are compared.  Detection runs in an_clock(), which the caller
+ * calls for each host every ~250 ms with that host's current time.
+ *
+ * docs/analyzer.md describes the rules and the evidence behind each class.
+ */
+#ifndef CCLD_ANALYZER_H
+#define CCLD_ANALYZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AN_MAX_CULPRITS		64	/* listed in a verdict; the count is exact */
+#define AN_MAX_EVIDENCE		16	/* named values in a verdict's evidence */
+#define AN_TEXT_MAX		512
+
+struct an;
+
+struct an_config {
+	double stall_s;		/* no progress on an op in flight: default 30 */
+	double hang_s;		/* in flight this long, any op: default 300 */
+	double suspect_frac;	/* suspect() at stall_s * this: default 0.5 */
+	uint32_t barrier_bytes;	/* all-reduce this size or less: hang_s only (4) */
+};
+
+/* The one comm rank that a record is about. */
+struct an_key {
+	uint32_t host;		/* id from an_host() */
+	uint32_t pid;
+	uint64_t comm;		/* commHash */
+	int32_t rank;
+	int32_t nranks;		/* 0 where the caller does not know it here */
+};
+
+/* A collective or p2p call. */
+struct an_op {
+	struct an_key k;
+	uint32_t tid;
+	int fn;			/* enum ccld_fn: collective, CCLD_FN_SEND or _RECV */
+	int64_t seq;		/* collectives: per comm; p2p: per (comm, peer, fn) */
+	uint64_t count;
+	uint8_t dtype;		/* ncclDataType_t */
+	uint8_t redop;		/* ncclRedOp_t, 0xff none */
+	int32_t root;		/* -1 none */
+	int32_t peer;		/* p2p peer rank, -1 for collectives */
+	uint64_t t_ns;
+};
+
+/* Tier C / E progress of one (channel, peer, direction) of the op in flight. */
+enum an_dir { AN_SEND = 0, AN_RECV = 1 };
+
+struct an_progress {
+	int64_t seq;		/* ccld seq of the op, -1: the op in flight */
+	int32_t channel;
+	int32_t peer;
+	enum an_dir dir;
+	/*
+	 * Steps (Mycroft's chunks).  Send: posted = ready from the GPU (1),
+	 * transmitted (2), done (3).  Recv: posted = buffers posted, received
+	 * = arrived from the network, done = consumed by the GPU.
+	 */
+	uint64_t posted;
+	uint64_t transmitted;
+	uint64_t received;
+	uint64_t done;
+	uint64_t nsteps;	/* steps of the whole op, 0 unknown */
+};
+
+enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
+
+enum an_class { AN_H1 = 1, AN_H2, AN_H3 };
+enum an_role { AN_ROOT, AN_CASCADE };
+enum an_vkind { AN_V_NEW, AN_V_UPDATE, AN_V_RECOVERED };
+
+/* Mycroft Table 4 */
+enum an_t4 {
+	AN_T4_NONE = 0,
+	AN_T4_NOT_STARTED,
+	AN_T4_NOT_TRANSMITTED,
+	AN_T4_NOT_DELIVERED,
+	AN_T4_GPU_NOT_READY,
+};
+
+struct an_culprit {
+	int32_t rank;
+	uint32_t host;
+	uint32_t pid;
+};
+
+struct an_value {
+	const char *key;	/* static string */
+	bool is_str;
+	bool is_float;
+	int64_t i;
+	double f;
+	char s[32];
+};
+
+struct an_verdict {
+	enum an_vkind kind;
+	enum an_class cls;
+	enum an_role role;
+	uint64_t comm;
+	int64_t seq;		/* the stuck round (p2p: the waiter's p2p seq) */
+	bool p2p;
+	int fn;			/* op of the stuck round (majority), enum ccld_fn */
+	uint32_t ncul;		/* culprits listed (<= AN_MAX_CULPRITS) */
+	uint32_t ncul_total;	/* culprits in all */
+	struct an_culprit cul[AN_MAX_CULPRITS];
+	uint32_t clock_host;	/* detected_ns and onset_ns are on this host */
+	uint64_t detected_ns;
+	uint64_t onset_ns;	/* last progress of the comm */
+	uint64_t blocked_comm;	/* cascades: the comm that blocks this one */
+	int64_t blocked_seq;
+	enum an_t4 t4;		/* H3 with tier C/E data */
+	bool t4_remote;		/* the cause is at the peer, not local */
+	char text[AN_TEXT_MAX];	/* the evidence sentence */
+	uint32_t nval;
+	struct an_value val[AN_MAX_EVIDENCE];
+};
+
+/* Asks the caller to turn on (on=true) or off step hooks / take a tier E
+ * snapshot for the processes of a communicator that is suspected stuck. */
+struct an_suspect {
+	bool on;
+	uint64_t comm;
+	uint32_t nprocs;
+	const struct an_culprit *procs;	/* rank, host, pid of each rank */
+};
+
+struct an_sink {
+	void *ctx;
+	void (*verdict)(void *ctx, const struct an_verdict *v);
+	void (*suspect)(void *ctx, const struct an_suspect *s);	/* optional */
+};
+
+void an_config_default(struct an_config *c);
+
+struct an *an_new(const struct an_config *c, const struct an_sink *sink);
+void an_free(struct an *an);
+
+/* Registers a host by name (idempotent): returns its id, or -1 on ENOMEM. */
+int an_host(struct an *an, const char *name);
+const char *an_host_name(const struct an *an, uint32_t host);
+
+/* The host's current time: runs detection. */
+void an_clock(struct an *an, uint32_t host, uint64_t now_ns);
+
+/* A comm rank appeared (init, split, attach).  parent: 0 none. */
+int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
+	    uint64_t t_ns);
+/* The comm rank was destroyed/finalized/aborted: it no longer waits. */
+void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns);
+
+void an_op_enter(struct an *an, const struct an_op *op);
+/* The API call returned (enqueued, not completed).  op: same as at entry. */
+void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
+		  uint64_t t_ns);
+/* Tier B: the GPU finished this op (op->seq), or all up to UPTO. */
+void an_op_complete(struct an *an, const struct an_op *op, uint64_t t_ns);
+void an_complete_upto(struct an *an, const struct an_key *k, int64_t upto,
+		      uint64_t t_ns);
+
+/* Tier C: counters of one sub of the op in flight. */
+void an_progress(struct an *an, const struct an_key *k,
+		 const struct an_progress *p, uint64_t t_ns);
+/* Tier E: the rank's active proxy ops, replacing what was known. */
+void an_snapshot(struct an *an, const struct an_key *k,
+		 const struct an_progress *p, size_t n, uint64_t t_ns);
+
+void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
+		   enum an_proc_state st, int exit_status, uint64_t t_ns);
+
+struct an_stats {
+	uint64_t records;	/* inputs fed */
+	uint64_t rejected;	/* inputs that named nothing known or were bad */
+	uint64_t comms;
+	uint64_t ranks;
+	uint64_t verdicts;	/* new + updates */
+	uint64_t recoveries;
+	uint64_t analyses;	/* per-comm locate runs */
+	size_t mem_bytes;	/* heap held for comm and rank state */
+};
+
+const struct an_stats *an_stats(const struct an *an);
+
+/* Names */
+const char *an_class_name(enum an_class c);	/* "H1" */
+const char *an_t4_name(enum an_t4 s);		/* "not delivered" */
+
+struct json_buf;
+
+/*
+ * The verdict as one JSON line (DESIGN.md section 9), no newline; times are
+ * written as ns + time_offset_ns (the caller's realtime offset of
+ * v->clock_host, or 0 to keep CLOCK_MONOTONIC).  Returns 0 or -ENOMEM.
+ */
+int an_verdict_json(const struct an *an, const struct an_verdict *v,
+		    int64_t time_offset_ns, struct json_buf *b);
+/* One human sentence, no newline. */
+int an_verdict_text(const struct an *an, const struct an_verdict *v,
+		    struct json_buf *b);
+
+#endif

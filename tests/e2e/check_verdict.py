@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Check ccld-trace's root verdict for a stand-in job against the job's truth.
+
+usage: check_verdict.py TRACE.jsonl PIDFILE CALLLOG_DIR --class H1
+           --culprits R[,R..] [--kind tp|dp|pp|world] [--seq auto|none]
+           --stall SEC [--no-verdict]
+
+The first verdict with "role":"root" must have the given class, culprit
+set (world ranks, mapped to pids through PIDFILE's "RANK PID" lines), a
+communicator that holds every culprit (of the given kind when --kind is
+set: tp = all-reduce comm of nranks < world, dp = reduce-scatter comm,
+pp = send/recv comm, world), and, with --seq auto, the stuck round as the
+job's own call log shows it: the first seq of that communicator that not
+every rank entered (H1) or whose signature differs between ranks (H2).
+It must come within --stall + 2 s of the communicator's last progress
+(detected_ns - onset_ns).  Other root verdicts must not name other
+communicators with other culprits (cascades are "role":"cascade").
+With --no-verdict, the trace must hold no verdict at all.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("pidfile")
+    ap.add_argument("logdir")
+    ap.add_argument("--class", dest="cls")
+    ap.add_argument("--culprits", default="")
+    ap.add_argument("--kind")
+    ap.add_argument("--seq", default="auto")
+    ap.add_argument("--stall", type=float, default=30)
+    ap.add_argument("--no-verdict", action="store_true")
+    a = ap.parse_args()
+
+    trace = load(a.trace)
+    verdicts = [r for r in trace if r.get("type") == "verdict"]
+    if a.no_verdict:
+        if verdicts:
+            sys.exit(f"false verdict(s): {verdicts}")
+        print("ok: no verdict")
+        return
+    pid_of = {}
+    for line in open(a.pidfile):
+        r, p = line.split()
+        pid_of[int(r)] = int(p)
+    want_pids = {pid_of[int(r)] for r in a.culprits.split(",") if r}
+
+    calls = []
+    for path in glob.glob(os.path.join(a.logdir, "calls.*.jsonl")):
+        calls += load(path)
+    world = len(pid_of)
+    comm_ops = collections.defaultdict(set)
+    comm_pids = collections.defaultdict(set)
+    comm_nranks = {}
+    for c in calls:
+        if c.get("comm") is None:
+            continue
+        comm_ops[c["comm"]].add(c["op"])
+        comm_pids[c["comm"]].add(c["pid"])
+        if c.get("nranks") is not None:
+            comm_nranks[c["comm"]] = c["nranks"]
+
+    def kind_of(comm):
+        ops = comm_ops[comm]
+        if comm_nranks.get(comm) == world:
+            return "world"
+        if "ReduceScatter" in ops:
+            return "dp"
+        if "Send" in ops or "Recv" in ops:
+            return "pp"
+        if "AllReduce" in ops:
+            return "tp"
+        return "?"
+
+    roots = [v for v in verdicts if v.get("role") == "root"]
+    if not roots:
+        sys.exit(f"no root verdict; verdicts: {verdicts}\ntrace tail: {trace[-3:]}")
+    v = roots[0]
+    errs = []
+    if v.get("schema") != 1:
+        errs.append("verdict without schema 1")
+    if v["class"] != a.cls:
+        errs.append(f"class {v['class']}, expected {a.cls}")
+    got_pids = {c["pid"] for c in v["culprits"]}
+    if got_pids != want_pids:
+        errs.append(f"culprit pids {sorted(got_pids)}, expected {sorted(want_pids)} "
+                    f"(ranks {a.culprits})")
+    comm = v["comm"]
+    if not want_pids <= comm_pids.get(comm, set()):
+        errs.append(f"comm {comm} does not hold the culprits")
+    if a.kind and kind_of(comm) != a.kind:
+        errs.append(f"comm {comm} is a {kind_of(comm)} communicator, expected {a.kind}")
+    if a.seq == "auto" and v.get("p2p"):
+        # p2p: the waiter's op (v["op"]) toward the culprit, numbered per
+        # (comm, peer, direction): the culprit never posted the matching one
+        other = {"Send": "Recv", "Recv": "Send"}[v["op"]]
+        crank = v["culprits"][0]["rank"]
+        cpid = v["culprits"][0]["pid"]
+        rank_of = {c["pid"]: c["rank"] for c in calls if c.get("comm") == comm}
+        posted = sum(1 for c in calls if c.get("comm") == comm and c["pid"] == cpid
+                     and c["op"] == other)
+        waited = max((sum(1 for c in calls if c.get("comm") == comm and c["pid"] == w
+                          and c["op"] == v["op"] and c["peer"] == crank)
+                      for w in comm_pids[comm] if w != cpid), default=0)
+        if not (v["seq"] == posted and waited > posted):
+            errs.append(f"p2p seq {v['seq']}: the culprit posted {posted} {other}s, "
+                        f"the waiter {waited} {v['op']}s (ranks {rank_of})")
+    elif a.seq == "auto":
+        # the stuck round: the first seq of the comm that not every rank
+        # entered, or whose signature differs between ranks
+        entered = collections.defaultdict(set)
+        sigs = collections.defaultdict(set)
+        for c in calls:
+            if c.get("comm") == comm and c.get("seq") is not None:
+                entered[c["seq"]].add(c["pid"])
+                sigs[c["seq"]].add((c["op"], c["count"], c["dtype"], c["redop"], c["root"]))
+        bad = [q for q in entered
+               if len(entered[q]) != len(comm_pids[comm]) or len(sigs[q]) > 1]
+        if not bad:
+            errs.append(f"the job's log shows no stuck round in comm {comm}")
+        elif v["seq"] != min(bad):
+            errs.append(f"seq {v['seq']}, expected the stuck round {min(bad)}")
+    latency = (v["detected_ns"] - v["onset_ns"]) / 1e9
+    if latency > a.stall + 2:
+        errs.append(f"verdict {latency:.1f} s after the last progress (limit {a.stall + 2})")
+    for o in roots[1:]:
+        if o["comm"] != comm and {c["pid"] for c in o["culprits"]} != got_pids:
+            errs.append(f"a second root cause: {o}")
+    if errs:
+        print("verdict:", json.dumps(v))
+        sys.exit("\n".join(errs))
+    print(f"ok: {v['class']} comm {comm} ({kind_of(comm)}) seq {v['seq']} culprits "
+          f"{sorted(got_pids)} after {latency:.1f} s: {v['evidence'].get('text', '')}")
+
+
+if __name__ == "__main__":
+    main()

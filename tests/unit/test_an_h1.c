@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* H1 not-entered hangs: late rank, exit, SIGSTOP, skipped op, p2p. */
+#include "test_an_helpers.h"
+
+#define TP 0x1111222233334444ull
+#define DP 0x5555666677778888ull
+#define PP 0x9999aaaabbbbccccull
+
+static void warmup(struct sim *s, uint64_t comm, int rounds)
+{
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		sim_round(s, comm, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(s, 10000000);
+	}
+}
+
+/* ranks 0-2 enter seq 10, rank 3 hangs in CPU code before it */
+static void test_late_rank(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	const struct an_value *val;
+	int r;
+
+	sim_init(&s, 10, 300);
+	sim_comm(&s, TP, 4, NULL);
+	warmup(&s, TP, 10);
+	for (r = 0; r < 3; r++)
+		sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_tick(&s, 9.5);
+	CHECK_INT(s.nv, 0);
+	CHECK_INT(s.nsuspect_on, 1);	/* at stall_s / 2 */
+	CHECK(s.suspect_comm == TP);
+	sim_tick(&s, 1);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->kind, AN_V_NEW);
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->role, AN_ROOT);
+	CHECK(v->comm == TP);
+	CHECK_INT(v->seq, 10);
+	CHECK_STR(sim_culprits(v), "3");
+	CHECK_INT(v->cul[0].pid, 103);
+	check_latency(v, 10);
+	val = sim_val(v, "culprit_seq");
+	CHECK(val && val->i == 9);
+	val = sim_val(v, "entered");
+	CHECK(val && val->i == 3);
+	CHECK(strstr(v->text, "running") != NULL);
+	/* printed once per incident */
+	sim_tick(&s, 30);
+	CHECK_INT(s.nv, 1);
+	/* rank 3 arrives: the round completes, recovery */
+	{
+		struct an_op op = sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE,
+					   1 << 20, 7);
+		struct an_op o2 = op;
+
+		for (r = 0; r < 4; r++) {
+			o2.k = op.k;
+			o2.k.rank = r;
+			o2.k.pid = 100 + (uint32_t)r;
+			sim_complete(&s, &o2);
+		}
+	}
+	sim_tick(&s, 0.5);
+	CHECK_INT(s.nv, 2);
+	CHECK_INT(s.v[1].kind, AN_V_RECOVERED);
+	CHECK(s.v[1].comm == TP);
+	CHECK_INT(s.v[1].seq, 10);
+	CHECK_INT(s.nsuspect_off, 1);
+	sim_tick(&s, 60);
+	CHECK_INT(s.nv, 2);
+	sim_fini(&s);
+}
+
+/* rank 2 exits between rounds; the others wait in seq 5 */
+static void test_exit(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	warmup(&s, TP, 5);
+	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_EXITED, 9, s.now[0]);
+	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->seq, 5);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK(strstr(v->text, "exited") != NULL);
+	check_latency(v, 5);
+	sim_fini(&s);
+}
+
+/* rank 1 is SIGSTOPped inside seq 7 after entering it: stopped wins */
+static void test_stopped(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	warmup(&s, TP, 7);
+	for (r = 0; r < 4; r++)
+		sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	an_proc_state(s.an, s.host_id[0], 101, AN_PROC_STOPPED, 0, s.now[0]);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->seq, 7);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK(strstr(v->text, "stopped") != NULL);
+	/*
+	 * SIGCONT alone is not progress: same incident, but rank 1 is no
+	 * longer a stopped culprit, so the picture is updated (not recovered)
+	 */
+	an_proc_state(s.an, s.host_id[0], 101, AN_PROC_RUNNING, 0, s.now[0]);
+	sim_tick(&s, 1);
+	CHECK_INT(s.nv, 2);
+	CHECK_INT(s.v[1].kind, AN_V_UPDATE);
+	CHECK_INT(s.v[1].cls, AN_H3);
+	CHECK_INT(s.v[1].seq, 7);
+	sim_fini(&s);
+}
+
+/*
+ * Rank 3 skips the TP all-reduce at seq 4 (of 6 per iteration): the others
+ * pair its later calls off by one and the job hangs only at the end, with
+ * rank 3 one call short on TP (seq 16 vs 17) and gone on to DP, where it
+ * completes with rank 7.
+ */
+static void test_skip(void)
+{
+	static const int dp_g[2] = { 3, 7 };
+	struct sim s;
+	const struct an_verdict *v;
+	int it, i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	{
+		static const int g[4] = { 4, 5, 6, 7 };
+
+		sim_comm(&s, 0x7777ull, 4, g);	/* the other TP group */
+	}
+	sim_comm(&s, DP, 2, dp_g);
+	for (it = 0; it < 3; it++) {
+		for (i = 0; i < 6; i++) {
+			for (r = 0; r < 4; r++) {
+				uint64_t count = 1000 + (uint64_t)i;
+
+				if (r == 3 && it == 1 && i == 4)
+					continue;	/* the skipped call */
+				/* shifted after the skip: completes anyway */
+				sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, count, 7);
+			}
+			sim_round(&s, 0x7777ull, CCLD_FN_ALLREDUCE, 1000, 7);
+			sim_step(&s, 10000000);
+		}
+		/* GPU completion of the TP rounds, except the last, unpaired */
+		{
+			struct sim_comm *c = sim_find(&s, TP);
+
+			for (r = 0; r < 4; r++) {
+				struct an_key k = sim_key(&s, c, r);
+				int64_t upto = c->next[r] - 1;
+
+				if (it == 2 && r != 3)
+					upto--;
+				an_complete_upto(s.an, &k, upto, s.now[0]);
+			}
+		}
+		if (it < 2)
+			sim_round(&s, DP, CCLD_FN_ALLREDUCE, 1 << 22, 7);
+		sim_step(&s, 10000000);
+	}
+	/* rank 3 enters DP with rank 7 and both complete; ranks 0-2 wait in TP */
+	sim_round(&s, DP, CCLD_FN_ALLREDUCE, 1 << 22, 7);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, TP, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_INT(v->seq, 17);
+		CHECK_STR(sim_culprits(v), "3");
+		check_latency(v, 5);
+	}
+	CHECK(sim_find_v(&s, DP, AN_V_NEW) == NULL);
+	CHECK_INT(s.nv, 1);
+	sim_fini(&s);
+}
+
+/* PP send/recv: rank 0 sends its 4th microbatch, rank 1 never receives */
+static void test_p2p(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, PP, 2, NULL);
+	for (i = 0; i < 3; i++) {
+		struct an_op a = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+		struct an_op b = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+
+		sim_complete(&s, &a);
+		sim_complete(&s, &b);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, PP, 0, 1, 0, 4096, false);	/* blocked inside */
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK(v->p2p);
+	CHECK_INT(v->seq, 3);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK(strstr(v->text, "never returned") != NULL);
+	sim_fini(&s);
+}
+
+int main(void)
+{
+	test_late_rank();
+	test_exit();
+	test_stopped();
+	test_skip();
+	test_p2p();
+	return check_finish("test_an_h1");
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* H3: all ranks entered, consistent; located from tier B, C or E data. */
+#include "test_an_helpers.h"
+
+#define TP 0x0123456789abcdefull
+
+/* 4 ranks: warm rounds 0..4, then everyone enters seq 5; GPU done up to 4 */
+static struct sim_comm *setup(struct sim *s, double stall)
+{
+	int i, r;
+
+	sim_init(s, stall, 300);
+	sim_comm(s, TP, 4, NULL);
+	for (i = 0; i < 5; i++) {
+		sim_round(s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(s, 10000000);
+	}
+	for (r = 0; r < 4; r++)
+		sim_call(s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	return sim_find(s, TP);
+}
+
+static void test_no_data(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	setup(&s, 5);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_INT(v->seq, 5);
+	CHECK_STR(sim_culprits(v), "0,1,2,3");
+	CHECK(strstr(v->text, "no progress data") != NULL);
+	CHECK_INT(v->t4, AN_T4_NONE);
+	check_latency(v, 5);
+	sim_fini(&s);
+}
+
+/* rank 2's GPU never finished seq 4; the others did and entered seq 5 */
+static void test_tier_b(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct sim_comm *c;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	c = sim_find(&s, TP);
+	for (i = 0; i < 4; i++) {
+		sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 4; r++) {
+		struct an_op op = sim_call(&s, TP, r, CCLD_FN_ALLREDUCE,
+					   1 << 20, 7);
+
+		if (r != 2)
+			sim_complete(&s, &op);
+	}
+	for (r = 0; r < 4; r++)
+		sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_INT(v->seq, 4);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK(strstr(v->text, "GPU") != NULL);
+	CHECK(c->n == 4);
+	sim_fini(&s);
+}
+
+static void prog(struct an_progress *p, int ch, int peer, enum an_dir dir,
+		 uint64_t po, uint64_t tr, uint64_t rc, uint64_t dn)
+{
+	memset(p, 0, sizeof(*p));
+	p->seq = 5;
+	p->channel = ch;
+	p->peer = peer;
+	p->dir = dir;
+	p->posted = po;
+	p->transmitted = tr;
+	p->received = rc;
+	p->done = dn;
+	p->nsteps = 16;
+}
+
+/*
+ * Ring 0->1->2->3->0.  netstall on rank 1: 0->1 sent but never delivered,
+ * 1->2 ready from the GPU but never transmitted; downstream ranks starve.
+ */
+static void netstall(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 1, AN_SEND, 10, 10, 0, 8);
+	prog(&p[0][1], 0, 3, AN_RECV, 12, 0, 8, 8);
+	prog(&p[1][0], 0, 2, AN_SEND, 9, 8, 0, 8);
+	prog(&p[1][1], 0, 0, AN_RECV, 12, 0, 8, 8);
+	prog(&p[2][0], 0, 3, AN_SEND, 8, 8, 0, 8);
+	prog(&p[2][1], 0, 1, AN_RECV, 12, 0, 8, 8);
+	prog(&p[3][0], 0, 0, AN_SEND, 8, 8, 0, 8);
+	prog(&p[3][1], 0, 2, AN_RECV, 12, 0, 8, 8);
+}
+
+/* gpustall on rank 2: data from rank 1 arrived and sits unconsumed */
+static void gpustall(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 1, AN_SEND, 10, 10, 0, 10);
+	prog(&p[0][1], 0, 3, AN_RECV, 12, 0, 10, 10);
+	prog(&p[1][0], 0, 2, AN_SEND, 10, 10, 0, 10);
+	prog(&p[1][1], 0, 0, AN_RECV, 12, 0, 10, 10);
+	prog(&p[2][0], 0, 3, AN_SEND, 8, 8, 0, 8);
+	prog(&p[2][1], 0, 1, AN_RECV, 12, 0, 10, 8);
+	prog(&p[3][0], 0, 0, AN_SEND, 8, 8, 0, 8);
+	prog(&p[3][1], 0, 2, AN_RECV, 12, 0, 8, 8);
+}
+
+/* tier C counters streamed while the step hooks are on */
+static void test_tier_c(void (*fill)(struct an_progress[4][2]), int culprit,
+			enum an_t4 t4, const char *word)
+{
+	struct an_progress p[4][2];
+	struct sim s;
+	struct sim_comm *c = setup(&s, 5);
+	const struct an_verdict *v;
+	int r;
+
+	fill(p);
+	for (r = 0; r < 4; r++) {
+		struct an_key k = sim_key(&s, c, r);
+
+		an_progress(s.an, &k, &p[r][0], s.now[0]);
+		an_progress(s.an, &k, &p[r][1], s.now[0]);
+	}
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_INT(v->seq, 5);
+	CHECK_INT(v->cul[0].rank, culprit);
+	CHECK_INT(v->ncul_total, 1);
+	CHECK_INT(v->t4, t4);
+	CHECK(!v->t4_remote);
+	CHECK(strstr(v->text, word) != NULL);
+	CHECK(sim_val(v, "channel") != NULL);
+	sim_fini(&s);
+}
+
+/* tier E: a snapshot taken when suspect() fires, before the verdict */
+static void test_snapshot(bool late)
+{
+	struct an_progress p[4][2];
+	struct sim s;
+	struct sim_comm *c = setup(&s, 6);
+	const struct an_verdict *v;
+	int r;
+
+	netstall(p);
+	sim_tick(&s, late ? 6.5 : 3.25);
+	CHECK_INT(s.nsuspect_on, 1);
+	CHECK_INT(s.nv, late ? 1 : 0);
+	for (r = 0; r < 4; r++) {
+		struct an_key k = sim_key(&s, c, r);
+
+		an_snapshot(s.an, &k, p[r], 2, s.now[0]);
+	}
+	sim_tick(&s, late ? 0.5 : 3.25);
+	if (late) {
+		/* no data at first: every rank; then the update names rank 1 */
+		CHECK_INT(s.nv, 2);
+		CHECK_STR(sim_culprits(&s.v[0]), "0,1,2,3");
+		CHECK_INT(s.v[1].kind, AN_V_UPDATE);
+		v = &s.v[1];
+	} else {
+		CHECK_INT(s.nv, 1);
+		v = &s.v[0];
+		check_latency(v, 6);
+	}
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK_INT(v->t4, AN_T4_NOT_TRANSMITTED);
+	sim_tick(&s, 10);
+	CHECK_INT(s.nv, late ? 2 : 1);
+	sim_fini(&s);
+}
+
+/* counters advancing are progress: no verdict while data keeps flowing */
+static void test_counters_progress(void)
+{
+	struct an_progress p;
+	struct sim s;
+	struct sim_comm *c = setup(&s, 5);
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		struct an_key k = sim_key(&s, c, 0);
+
+		prog(&p, 0, 1, AN_SEND, 1000 + (uint64_t)i, 1000 + (uint64_t)i, 0,
+		     999 + (uint64_t)i);
+		p.nsteps = 100000;
+		an_progress(s.an, &k, &p, s.now[0]);
+		sim_tick(&s, 0.5);
+	}
+	CHECK_INT(s.nv, 0);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	sim_fini(&s);
+}
+
+int main(void)
+{
+	test_no_data();
+	test_tier_b();
+	test_tier_c(netstall, 1, AN_T4_NOT_TRANSMITTED, "network");
+	test_tier_c(gpustall, 2, AN_T4_GPU_NOT_READY, "GPU");
+	test_snapshot(false);
+	test_snapshot(true);
+	test_counters_progress();
+	return check_finish("test_an_h3");
+}

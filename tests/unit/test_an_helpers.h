@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Synthetic jobs for the analyzer tests: global ranks g = 0..N-1 are
+ * processes pid 100+g (on host "h<g / per_host>"), communicators list their
+ * global ranks, and a clock ticks every 250 ms on every host the way the
+ * tracer does.  Verdicts and suspect requests are collected for checks.
+ */
+#ifndef TEST_AN_HELPERS_H
+#define TEST_AN_HELPERS_H
+
+#include <stdlib.h>
+#include <string.h>
+#include "analyzer.h"
+#include <linux/types.h>
+#include "ccld.h"
+#include "check.h"
+#include "json.h"
+
+#define SIM_MAX_V	64
+#define SIM_MAX_COMMS	16
+#define SIM_MAX_G	64
+#define SIM_TICK_NS	250000000ull
+#define SEC		1000000000ull
+
+struct sim_comm {
+	uint64_t hash;
+	int n;
+	int g[SIM_MAX_G];		/* global rank of each comm rank */
+	int64_t next[SIM_MAX_G];	/* next collective seq per rank */
+	int64_t p2p[SIM_MAX_G][SIM_MAX_G][2];	/* next p2p seq [rank][peer][recv] */
+};
+
+struct sim {
+	struct an *an;
+	struct an_config cfg;
+	int nhosts;
+	int per_host;
+	uint32_t host_id[8];
+	uint64_t now[8];		/* each host's clock: deliberately apart */
+	struct sim_comm c[SIM_MAX_COMMS];
+	int nc;
+	struct an_verdict v[SIM_MAX_V];
+	int nv;
+	int nsuspect_on, nsuspect_off;
+	uint64_t suspect_comm;
+};
+
+static inline void sim_verdict_cb(void *ctx, const struct an_verdict *v)
+{
+	struct sim *s = ctx;
+
+	if (s->nv < SIM_MAX_V)
+		s->v[s->nv++] = *v;
+}
+
+static inline void sim_suspect_cb(void *ctx, const struct an_suspect *sp)
+{
+	struct sim *s = ctx;
+
+	if (sp->on) {
+		s->nsuspect_on++;
+		s->suspect_comm = sp->comm;
+	} else {
+		s->nsuspect_off++;
+	}
+}
+
+/* hosts: how many hosts the global ranks are spread over (in blocks) */
+static inline void sim_init_hosts(struct sim *s, double stall_s, double hang_s,
+			   int nhosts, int per_host)
+{
+	struct an_sink sink = { s, sim_verdict_cb, sim_suspect_cb };
+	char name[16];
+	int h;
+
+	memset(s, 0, sizeof(*s));
+	an_config_default(&s->cfg);
+	s->cfg.stall_s = stall_s;
+	s->cfg.hang_s = hang_s;
+	s->an = an_new(&s->cfg, &sink);
+	CHECK(s->an != NULL);
+	s->nhosts = nhosts;
+	s->per_host = per_host;
+	for (h = 0; h < nhosts; h++) {
+		snprintf(name, sizeof(name), "h%d", h);
+		s->host_id[h] = (uint32_t)an_host(s->an, name);
+		/* unrelated monotonic clocks: boot times differ by hours */
+		s->now[h] = (uint64_t)(h + 1) * 3600 * SEC + h * 12345;
+		an_clock(s->an, s->host_id[h], s->now[h]);
+	}
+}
+
+static inline void sim_init(struct sim *s, double stall_s, double hang_s)
+{
+	sim_init_hosts(s, stall_s, hang_s, 1, 1 << 30);
+}
+
+static inline void sim_fini(struct sim *s)
+{
+	an_free(s->an);
+}
+
+static inline int sim_host(const struct sim *s, int g)
+{
+	return g / s->per_host;
+}
+
+static inline struct sim_comm *sim_find(struct sim *s, uint64_t hash)
+{
+	int i;
+
+	for (i = 0; i < s->nc; i++)
+		if (s->c[i].hash == hash)
+			return &s->c[i];
+	abort();
+}
+
+static inline struct an_key sim_key(struct sim *s, struct sim_comm *c, int r)
+{
+	struct an_key k = {
+		.host = s->host_id[sim_host(s, c->g[r])],
+		.pid = 100 + (uint32_t)c->g[r],
+		.comm = c->hash,
+		.rank = r,
+		.nranks = c->n,
+	};
+	return k;
+}
+
+static inline uint64_t sim_now(struct sim *s, struct sim_comm *c, int r)
+{
+	return s->now[sim_host(s, c->g[r])];
+}
+
+static inline void sim_comm(struct sim *s, uint64_t hash, int n, const int *g)
+{
+	struct sim_comm *c = &s->c[s->nc++];
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->hash = hash;
+	c->n = n;
+	for (r = 0; r < n; r++) {
+		struct an_key k;
+
+		c->g[r] = g ? g[r] : r;
+		k = sim_key(s, c, r);
+		CHECK_INT(an_rank(s->an, &k, 0, sim_now(s, c, r)), 0);
+	}
+}
+
+static inline struct an_op sim_op(struct sim *s, struct sim_comm *c, int r, int fn,
+			   uint64_t count, int dtype)
+{
+	struct an_op op = {
+		.k = sim_key(s, c, r),
+		.tid = 100 + (uint32_t)c->g[r],
+		.fn = fn,
+		.seq = c->next[r],
+		.count = count,
+		.dtype = (uint8_t)dtype,
+		.redop = fn == CCLD_FN_ALLREDUCE || fn == CCLD_FN_REDUCE ||
+			 fn == CCLD_FN_REDUCESCATTER ? 0 : 0xff,
+		.root = fn == CCLD_FN_BROADCAST || fn == CCLD_FN_REDUCE ? 0 : -1,
+		.peer = -1,
+		.t_ns = sim_now(s, c, r),
+	};
+	return op;
+}
+
+/* rank R enters its next collective; returns the op (seq assigned) */
+static inline struct an_op sim_enter_op(struct sim *s, uint64_t hash, int r, int fn,
+				 uint64_t count, int dtype)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_op op = sim_op(s, c, r, fn, count, dtype);
+
+	c->next[r]++;
+	an_op_enter(s->an, &op);
+	return op;
+}
+
+/* enter + return (the async enqueue of a real NCCL call) */
+static inline struct an_op sim_call(struct sim *s, uint64_t hash, int r, int fn,
+			     uint64_t count, int dtype)
+{
+	struct an_op op = sim_enter_op(s, hash, r, fn, count, dtype);
+
+	an_op_return(s->an, &op, 0, op.t_ns + 20000);
+	return op;
+}
+
+static inline void sim_complete(struct sim *s, const struct an_op *op)
+{
+	an_op_complete(s->an, op, s->now[sim_host(s, (int)op->k.pid - 100)]);
+}
+
+/* p2p: rank R sends (recv=0) or receives (recv=1) from PEER */
+static inline struct an_op sim_p2p(struct sim *s, uint64_t hash, int r, int peer,
+			    int recv, uint64_t count, bool ret)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_op op = sim_op(s, c, r, recv ? CCLD_FN_RECV : CCLD_FN_SEND,
+				 count, 7);
+
+	op.peer = peer;
+	op.seq = c->p2p[r][peer][recv]++;
+	an_op_enter(s->an, &op);
+	if (ret)
+		an_op_return(s->an, &op, 0, op.t_ns + 20000);
+	return op;
+}
+
+/* one healthy round of a collective on every rank, GPU completion included */
+static inline void sim_round(struct sim *s, uint64_t hash, int fn, uint64_t count,
+		      int dtype)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_op ops[SIM_MAX_G];
+	int r;
+
+	for (r = 0; r < c->n; r++)
+		ops[r] = sim_call(s, hash, r, fn, count, dtype);
+	for (r = 0; r < c->n; r++)
+		sim_complete(s, &ops[r]);
+}
+
+/* advances every host's clock by SECS in 250 ms ticks */
+static inline void sim_tick(struct sim *s, double secs)
+{
+	uint64_t end = (uint64_t)(secs * 1e9 + 0.5), t;
+	int h;
+
+	for (t = 0; t < end; t += SIM_TICK_NS)
+		for (h = 0; h < s->nhosts; h++) {
+			s->now[h] += SIM_TICK_NS;
+			an_clock(s->an, s->host_id[h], s->now[h]);
+		}
+}
+
+/* advances the clocks by 10 ms (between ops of healthy rounds) */
+static inline void sim_step(struct sim *s, uint64_t ns)
+{
+	int h;
+
+	for (h = 0; h < s->nhosts; h++)
+		s->now[h] += ns;
+}
+
+static inline int sim_count(const struct sim *s, enum an_vkind kind)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nv; i++)
+		n += s->v[i].kind == kind;
+	return n;
+}
+
+static inline const struct an_verdict *sim_find_v(const struct sim *s, uint64_t comm,
+					   enum an_vkind kind)
+{
+	int i;
+
+	for (i = 0; i < s->nv; i++)
+		if (s->v[i].comm == comm && s->v[i].kind == kind)
+			return &s->v[i];
+	return NULL;
+}
+
+/* "1,3" */
+static inline const char *sim_culprits(const struct an_verdict *v)
+{
+	static char buf[256];
+	size_t n = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < v->ncul && n < sizeof(buf) - 16; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d",
+				      i ? "," : "", v->cul[i].rank);
+	return buf;
+}
+
+static inline const struct an_value *sim_val(const struct an_verdict *v,
+				      const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nval; i++)
+		if (!strcmp(v->val[i].key, key))
+			return &v->val[i];
+	return NULL;
+}
+
+/* detection within stall_s + one tick of the last progress */
+static inline void check_latency(const struct an_verdict *v, double thresh_s)
+{
+	double d = (double)(v->detected_ns - v->onset_ns) / 1e9;
+
+	CHECK(d >= thresh_s);
+	CHECK(d <= thresh_s + 0.25 + 1e-9);
+}
+
+#endif

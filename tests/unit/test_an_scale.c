@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * 16,384 ranks in one comm: steady-state memory independent of run length,
+ * and a late rank located within one tick.  Prints the locate time (the
+ * DESIGN.md section 8 target is < 150 ms per window on one core, built
+ * without sanitizers; this binary has ASan, so the bound checked is loose).
+ */
+#include <time.h>
+#include "test_an_helpers.h"
+
+#define N 16384
+#define C 0xfeedull
+
+static uint64_t now;
+
+static void round_(struct an *an, int64_t seq, int skip)
+{
+	struct an_op op = {
+		.k = { .host = 0, .comm = C, .nranks = N },
+		.fn = CCLD_FN_ALLREDUCE, .seq = seq, .count = 1 << 20,
+		.dtype = 7, .redop = 0, .root = -1, .peer = -1,
+	};
+	int r;
+
+	for (r = 0; r < N; r++) {
+		if (r == skip)
+			continue;
+		op.k.rank = r;
+		op.k.pid = 10000 + (uint32_t)r;
+		op.tid = op.k.pid;
+		op.t_ns = now;
+		an_op_enter(an, &op);
+		an_op_return(an, &op, 0, now + 1000);
+		if (skip < 0)
+			an_op_complete(an, &op, now + 5000);
+	}
+	now += 10000000;
+}
+
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 +
+	       (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+int main(void)
+{
+	struct sim s;
+	struct an_key k = { .host = 0, .comm = C, .nranks = N };
+	struct timespec t0;
+	size_t mem1;
+	double worst = 0;
+	int64_t seq = 0;
+	int r, i;
+
+	sim_init(&s, 5, 300);
+	now = s.now[0];
+	for (r = 0; r < N; r++) {
+		k.rank = r;
+		k.pid = 10000 + (uint32_t)r;
+		CHECK_INT(an_rank(s.an, &k, 0, now), 0);
+	}
+	for (i = 0; i < 20; i++)
+		round_(s.an, seq++, -1);
+	an_clock(s.an, 0, now);
+	mem1 = an_stats(s.an)->mem_bytes;
+	for (i = 0; i < 100; i++) {
+		round_(s.an, seq++, -1);
+		if (i % 10 == 0)
+			an_clock(s.an, 0, now);
+	}
+	CHECK_INT(an_stats(s.an)->mem_bytes, mem1);
+	printf("memory for %d ranks: %zu bytes (%.0f per rank)\n", N, mem1,
+	       (double)mem1 / N);
+	round_(s.an, seq, 12345);
+	for (i = 0; i < 24 && !s.nv; i++) {
+		now += SIM_TICK_NS;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		an_clock(s.an, 0, now);
+		if (ms_since(&t0) > worst)
+			worst = ms_since(&t0);
+	}
+	printf("slowest tick (incl. locate): %.1f ms, %" PRIu64 " analyses\n",
+	       worst, an_stats(s.an)->analyses);
+	CHECK_INT(s.nv, 1);
+	CHECK_INT(s.v[0].cls, AN_H1);
+	CHECK_INT(s.v[0].seq, seq);
+	CHECK_STR(sim_culprits(&s.v[0]), "12345");
+	CHECK(worst < 1000);
+	sim_fini(&s);
+	return check_finish("test_an_scale");
+}
