@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# No false hang verdicts (issue 4): a clean run with a checkpoint-like pause
+# of every rank longer than the stall threshold (below the long one), and a
+# rank 1 minute late to a barrier-sized all-reduce.  CCLD_NOFALSE_SECS sets
+# the clean run's length (default 180 s, as the issue asks).
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/simjob_lib.sh"
+require_bpf
+STALL=${CCLD_TEST_STALL:-5}
+SECS=${CCLD_NOFALSE_SECS:-180}
+
+# run NAME SECONDS JOBARGS...: traces the job for SECONDS, expects no verdict
+run() {
+	local name=$1 secs=$2
+	shift 2
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	start_job --ranks 8 --tp 2 --pp 2 --timeout $((secs + 60)) --wait-start "$TMP/go" "$@"
+	local pids
+	pids=$(rank_pids 8)
+	start_tracer "$name" -p "$pids" --json --stall "$STALL" --hang 300 \
+		--duration "$secs"
+	touch "$TMP/go"
+	wait "$TRACER" || fail "$name: ccld-trace exited $?: $(cat "$TMP/$name.err")"
+	stop_job "$JOB"
+	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--no-verdict || fail "$name: false verdict"
+	grep -q '"type":"summary"' "$TMP/$name.jsonl" || fail "$name: no summary"
+	echo "$name: no verdict in $secs s"
+}
+
+# ~10 steps/s; a 20 s pause of every rank at step 300 (30 s in)
+run checkpoint "$SECS" --steps 100000 --compute-ms 90 --jitter 20 --pause 300:20
+# rank 4 sleeps 60 s before the 1-element barrier all-reduce at step 20
+run barrier 80 --steps 100000 --compute-ms 90 --barrier-wait 4:20:60
+echo "ok: no false verdict"
