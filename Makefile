@@ -72,7 +72,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 all: $(TRACE) sim tests-build
 
 # ---- BPF ----------------------------------------------------------------
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/ccld.h $(VMLINUX) | $(OUT)/bpf
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/ccld.h bpf/common.bpf.h $(VMLINUX) | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -14,58 +14,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool filter_pids = false;
-
-/* shared with nccl_api.bpf.c (bpf_map__reuse_fd) */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
-
-struct entry_key {
-	__u64 pid_tgid;
-	__u32 fn;
-	__u32 pad;
-};
-
-struct entry_val {
-	__u64 ts;
-	__u64 ptr;
-	__u64 comm;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct entry_key);
-	__type(value, struct entry_val);
-} entries SEC(".maps");
+#include "common.bpf.h"
 
 #define FN_MASK		0x7fff
-
-static __always_inline bool traced(void)
-{
-	__u32 tgid;
-
-	if (!filter_pids)
-		return true;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
-}
 
 /*
  * The runtime calls the driver: a driver hook inside a hooked runtime call
@@ -135,11 +86,7 @@ int BPF_KRETPROBE(cuda_return, long ret)
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__u32 zero = 0;
-		__u64 *cnt = bpf_map_lookup_elem(&drops, &zero);
-
-		if (cnt)
-			(*cnt)++;
+		count_drop(0);
 		bpf_map_delete_elem(&entries, &k);
 		return 0;
 	}

@@ -22,29 +22,16 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #error "ccld's NCCL argument decoding is written for x86-64"
 #endif
 
-/* set by the loader before load */
-const volatile bool filter_pids = false;
+#include "common.bpf.h"
+
 /* --all: stop a new process that loads NCCL until its probes are attached */
 const volatile bool stop_new_nccl = false;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
 
 /* comm lifecycle and errors: rare, must never be lost, kept apart */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } rare_events SEC(".maps");
-
-/* [0] main ring reserve failures, [1] rare ring reserve failures */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
 
 /* struct offsets per NCCL build, written by the loader, read-only here */
 struct {
@@ -54,34 +41,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ccld_layout);
 } layouts SEC(".maps");
-
-/* tgids to trace when filter_pids is set */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
-
-struct entry_key {
-	__u64 pid_tgid;
-	__u32 fn;
-	__u32 pad;
-};
-
-struct entry_val {
-	__u64 ts;
-	__u64 ptr;	/* out parameter saved at entry (newcomm**, result*) */
-	__u64 comm;
-};
-
-/* entry state for the uretprobe, per thread and function */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct entry_key);
-	__type(value, struct entry_val);
-} entries SEC(".maps");
 
 /* ncclGroupStart nesting per thread */
 struct {
@@ -98,24 +57,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } seen_pids SEC(".maps");
-
-static __always_inline bool traced(void)
-{
-	__u32 tgid;
-
-	if (!filter_pids)
-		return true;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
-}
-
-static __always_inline void count_drop(__u32 which)
-{
-	__u64 *cnt = bpf_map_lookup_elem(&drops, &which);
-
-	if (cnt)
-		(*cnt)++;
-}
 
 static __always_inline struct ccld_event *reserve(bool rare)
 {

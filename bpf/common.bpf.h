@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every ccld BPF object shares: the main ring buffer, drop counters,
+ * the PID filter and the per-thread entry state.  Each object declares them
+ * from here; the loader makes them one set of maps (bpf_map__reuse_fd), so
+ * all records reach userspace through one ring buffer.
+ */
+#ifndef CCLD_COMMON_BPF_H
+#define CCLD_COMMON_BPF_H
+
+/* set by the loader before load: trace only the PIDs in pid_filter */
+const volatile bool filter_pids = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* [0] main ring reserve failures, [1] rare ring reserve failures */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* tgids to trace when filter_pids is set */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+struct entry_key {
+	__u64 pid_tgid;
+	__u32 fn;
+	__u32 pad;
+};
+
+struct entry_val {
+	__u64 ts;
+	__u64 ptr;	/* out parameter or object saved at entry */
+	__u64 comm;	/* the communicator (tier A), the stream (tier B) */
+};
+
+/* entry state for the uretprobes, per thread and function */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct entry_key);
+	__type(value, struct entry_val);
+} entries SEC(".maps");
+
+static __always_inline bool traced(void)
+{
+	__u32 tgid;
+
+	if (!filter_pids)
+		return true;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(__u32 which)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&drops, &which);
+
+	if (cnt)
+		(*cnt)++;
+}
+
+#endif
