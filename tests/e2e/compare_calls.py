@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare ccld-trace's "call" JSON lines with the stand-in's ground-truth logs.
 
-usage: compare_calls.py TRACE.jsonl CALLLOG_DIR [--pids P,P] [--after-ns T]
+usage: compare_calls.py TRACE.jsonl CALLLOG_DIR [--pids P,P] [--no-dwarf]
 
 The stand-in library (CCLD_SIM_CALLLOG=DIR) writes one JSON line per API call
 into DIR/calls.<pid>.jsonl.  Every collective and p2p call there must appear
@@ -10,6 +10,11 @@ count, dtype, redop, root, peer and return code (and seq for collectives),
 and the trace must hold nothing else.  Also checks that seq is equal across
 ranks for the same collective (same comm, same seq => same signature) and
 that the summary reports zero drops.
+
+--no-dwarf: the library had no DWARF, so ccld identified communicators from
+their init calls: its comm ids must map one to one onto NCCL's commHash,
+rank/nranks must be right wherever ccld gives them (not -1), and they must
+be given for every communicator made by ncclCommInitRank*.
 """
 import collections
 import glob
@@ -27,6 +32,35 @@ def key(rec, with_seq):
          rec["count"], rec["dtype"], rec["redop"], rec["root"], rec["peer"],
          rec["ret"])
     return k + ((rec["seq"],) if with_seq else ())
+
+
+def translate_ids(truth, calls, trace):
+    """Maps ccld's comm ids onto NCCL's; fills rank/nranks ccld could not know."""
+    errors = []
+    by_call = {}
+    for r in truth:
+        by_call.setdefault((r["pid"], r["tid"], r["op"], r["count"], r["seq"]
+                            if r["op"] in COLL_OPS else None), []).append(r)
+    id_map, back = {}, {}
+    for c in calls:
+        k = (c["pid"], c["tid"], c["op"], c["count"], c["seq"] if c["op"] in COLL_OPS else None)
+        cands = by_call.get(k) or []
+        if not cands:
+            continue
+        t = cands[0]
+        if id_map.setdefault(c["comm"], t["comm"]) != t["comm"]:
+            errors.append(f"ccld comm {c['comm']} stands for two NCCL comms")
+        if back.setdefault(t["comm"], c["comm"]) != c["comm"]:
+            errors.append(f"NCCL comm {t['comm']} got two ccld ids")
+        for f in ("rank", "nranks"):
+            if c[f] != -1 and c[f] != t[f]:
+                errors.append(f"{f} {c[f]} for {t}")
+        c["comm"] = t["comm"]
+        c["rank"], c["nranks"] = t["rank"], t["nranks"]
+    for r in [r for r in trace if r.get("type") == "comm" and r["op"].startswith("CommInitRank")]:
+        if r["rank"] < 0:
+            errors.append(f"init call without rank: {r}")
+    return errors[:10]
 
 
 def load_jsonl(path):
@@ -68,6 +102,9 @@ def main():
             break
     if not truth:
         errors.append("ground-truth log is empty")
+    if "--no-dwarf" in args:
+        calls = [r for r in trace if r.get("type") == "call"]
+        errors += translate_ids(truth, calls, trace)
     want = collections.Counter(key(r, r["op"] in COLL_OPS) for r in truth)
     got = collections.Counter(key(r, r["op"] in COLL_OPS) for r in calls)
     missing = want - got
