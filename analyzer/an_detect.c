@@ -417,11 +417,14 @@ static void evaluate(struct an *an)
 	if (!nn)
 		return;
 	link_nodes(an, nodes, nn);
-	for (i = 0; i < nn; i++) {
-		struct node *n = &nodes[i];
+	/* roots first, then their cascades: a reader sees the cause first */
+	for (i = 0; i < 2 * nn; i++) {
+		struct node *n = &nodes[i % nn];
 		struct an_comm *c = n->c;
-		int root = i, k;
+		int root = i % nn, k;
 
+		if ((i < nn) != (n->edge < 0))
+			continue;
 		if (!n->cand && !c->declared)
 			continue;
 		for (k = 0; k < nn && nodes[root].edge >= 0; k++)
