@@ -4,36 +4,20 @@
 #include <string.h>
 #include "hmap.h"
 #include "hooks.h"
+#include "json.h"
 #include "names.h"
 #include "output.h"
 
+/* analyzer/json.c holds the one JSON string escaper (RFC 8259) */
 void json_string(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	struct json_buf b;
 
-	fputc('"', f);
-	for (; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
+	json_init(&b);
+	json_escape(&b, s);
+	/* out of memory: still a valid JSON value */
+	fputs(b.err ? "null" : json_str(&b), f);
+	json_free(&b);
 }
 
 static void json_opt_int(FILE *f, const char *key, int64_t v, bool present)

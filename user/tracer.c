@@ -111,10 +111,18 @@ static void describe_libs(struct tracer *t)
 	}
 }
 
+/* Attaches to PID's NCCL / CUDA libraries; new ones become capture metadata. */
+static int attach_pid(struct tracer *t, pid_t pid, char *err, size_t errlen)
+{
+	int ret = attacher_add_pid(&t->att, pid, err, errlen);
+
+	describe_libs(t);
+	return ret;
+}
+
 /* One record into the capture file and the pipeline, in that order. */
 static void emit(struct tracer *t, const struct ccld_event *ev)
 {
-	describe_libs(t);
 	if (t->cap && capture_write_event(t->cap, ev) && !t->err) {
 		fprintf(stderr, "ccld-trace: writing %s: %s\n", t->o->output,
 			capture_error(t->cap));
@@ -252,7 +260,7 @@ static void on_lib_load(struct tracer *t, const struct ccld_event *ev)
 	char err[256];
 	int ret;
 
-	ret = attacher_add_pid(&t->att, ev->pid, err, sizeof(err));
+	ret = attach_pid(t, ev->pid, err, sizeof(err));
 	if (ret < 0 && ret != -ENOENT)
 		fprintf(stderr, "ccld-trace: process %u: %s\n", ev->pid, err);
 	if (t->o->all && kill(ev->pid, SIGCONT) && errno != ESRCH)
@@ -369,7 +377,7 @@ static void rescan(struct tracer *t, uint64_t ts)
 
 		if (pid <= 0 || pid == self || find_tracked(t, pid))
 			continue;
-		ret = attacher_add_pid(&t->att, pid, err, sizeof(err));
+		ret = attach_pid(t, pid, err, sizeof(err));
 		if (ret > 0)
 			track(t, pid, ts);
 		else if (ret < 0 && ret != -ENOENT && ret != -EACCES &&
@@ -509,11 +517,12 @@ static int setup(struct tracer *t)
 			fprintf(stderr, "ccld-trace: %s\n", err);
 			return -1;
 		}
+		describe_libs(t);	/* the loaders hooked so far */
 	}
 	for (i = 0; i < o->npids; i++) {
 		char name[32];
 
-		ret = attacher_add_pid(&t->att, o->pids[i], err, sizeof(err));
+		ret = attach_pid(t, o->pids[i], err, sizeof(err));
 		if (ret < 0) {
 			fprintf(stderr, "ccld-trace: %s\n", err);
 			return -1;
