@@ -122,6 +122,18 @@ include tests/sim/sim.mk
 
 tests-build: $(UNIT_BINS)
 
+# fleet transport test driver (tests/fleet/test_fleet_stream.sh), built from
+# the sources it needs like the fuzz targets; metrics.o needs libmicrohttpd
+FLEET_DRV  := $(OUT)/tests/fleet/fleet_stream_drv
+$(FLEET_DRV): tests/fleet/fleet_stream_drv.c user/fleet_stream.c \
+	      user/fleet_stream.h user/metrics.c user/metrics.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iuser -o $@ \
+		$(filter %.c,$^) -lhiredis -lmicrohttpd -lpthread -lm
+$(OUT)/tests/bin/test_metrics_format: LIBS += -lmicrohttpd
+tests-build: $(FLEET_DRV)
+
 # ---- benchmarks (make bench) ---------------------------------------------
 REAL_CUDA ?= /usr/local/cuda
 BENCH_BINS := $(OUT)/tests/bench/bench_calls
@@ -143,6 +155,14 @@ $(OUT)/tests/bench/bench_calls_real: tests/bench/bench_calls.c
 
 bench-build: $(BENCH_BINS) $(OUT)/tests/bench/bench_capture
 
+# slow detector + locator per window (docs/slow.md), from its pure sources
+$(OUT)/tests/bench/bench_locator: tests/bench/bench_locator.c analyzer/slow_detect.c \
+				  analyzer/slow_stats.c analyzer/slow.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Ianalyzer -o $@ $(filter %.c,$^) -lm
+bench-build: $(OUT)/tests/bench/bench_locator
+
 # ---- top-level jobs -----------------------------------------------------
 deps:
 	$(Q)deploy/install-deps.sh
@@ -157,6 +177,7 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all bench-build
+	$(Q)$(OUT)/tests/bench/bench_locator
 	$(Q)tests/bench.sh
 
 clean:

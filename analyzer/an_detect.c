@@ -239,6 +239,26 @@ static int evidence_rank(const struct an_status *st)
 	return located(st) ? 1 : 0;
 }
 
+/*
+ * An H3 located by a state that backpressure from elsewhere also produces:
+ * a GPU that does not produce or consume may be stuck in another comm's
+ * kernel, a send not transmitted may wait for that GPU.  Only "not
+ * delivered" (data left and the network never completed it) cannot be.
+ */
+static bool weak(const struct an_status *st)
+{
+	return st->cls == AN_H3 && st->t4 != AN_T4_NONE && st->t4 != AN_T4_NOT_DELIVERED;
+}
+
+static int root_of(const struct node *nodes, int nn, int i)
+{
+	int k;
+
+	for (k = 0; k < nn && nodes[i].edge >= 0; k++)
+		i = nodes[i].edge;
+	return i;
+}
+
 /* nodes whose evidence is at least as definite as node I's */
 static uint64_t as_definite(const struct node *nodes, int nn, int i)
 {
@@ -249,6 +269,40 @@ static uint64_t as_definite(const struct node *nodes, int nn, int i)
 		if (evidence_rank(&nodes[j].c->st) >= want)
 			m |= 1ull << j;
 	return m;
+}
+
+/*
+ * A weak H3 left as a root beside a root with a definite cause, one of its
+ * culprits also stuck (culprit or waiting) in that root's tree: it is part
+ * of that incident, not a second one.
+ */
+static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
+{
+	uint64_t tree[AN_MAX_NODES] = { 0 };
+	int i, j, k;
+
+	for (i = 0; i < nn; i++)
+		tree[root_of(nodes, nn, i)] |= 1ull << i;
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t in = 0, m = 0;
+
+		if (nodes[i].edge >= 0 || !weak(st))
+			continue;
+		for (k = 0; k < (int)st->ncul; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			if (p)
+				in |= an->procs[p - 1].wmask | an->procs[p - 1].cmask;
+		}
+		for (j = 0; j < nn; j++)
+			if (j != i && nodes[j].edge < 0 &&
+			    evidence_rank(&nodes[j].c->st) >= 2 && (tree[j] & in))
+				m |= 1ull << j;
+		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
 }
 
 static void link_nodes(struct an *an, struct node *nodes, int nn)
@@ -321,6 +375,30 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (m)
 			nodes[i].edge = pick(nodes, m);
 	}
+	/*
+	 * A weak H3 whose culprit waits in a comm with a definite cause (H1,
+	 * H2): its GPU is held there (a rank skipped a TP all-reduce: its
+	 * partner's stream is stuck in it, so the world op behind never sends).
+	 */
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t m = 0;
+
+		if (nodes[i].edge >= 0 || !weak(st))
+			continue;
+		for (k = 0; k < (int)st->ncul; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			if (p)
+				m |= an->procs[p - 1].wmask;
+		}
+		for (j = 0; j < nn; j++)
+			if (evidence_rank(&nodes[j].c->st) < 2 || j == i)
+				m &= ~(1ull << j);
+		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
 	/* the same culprits: the comm that stalled first is the root */
 	for (i = 0; i < nn; i++) {
 		const struct an_status *st = &nodes[i].c->st;
@@ -368,6 +446,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
+	merge_weak_roots(an, nodes, nn);
 }
 
 static void evaluate(struct an *an)

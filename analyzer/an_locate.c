@@ -452,22 +452,48 @@ static const struct an_progress *peer_sub(struct an_comm *c, int32_t peer,
 	return NULL;
 }
 
+/* Per-rank facts about its stuck flows, for locate_t4(). */
+struct flow_facts {
+	uint32_t ends;		/* stuck send flows (either end) it is an end of */
+	bool not_delivered;	/* one of its sends left and never completed */
+	bool gpu_recv;		/* data it received waits for its GPU */
+	bool starving;		/* one of its recvs waits for a peer's data */
+};
+
+/* A send that left and never completed, its receiver waiting for it. */
+static bool delivery_failed(struct an_comm *c, int32_t r, const struct an_progress *p,
+			    int64_t seq)
+{
+	const struct an_progress *rp = peer_sub(c, p->peer, r, AN_RECV, p->channel, seq);
+
+	return !rp || rp->posted > rp->received;
+}
+
+/*
+ * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
+ * Table 4 names the state.  Network evidence (a send that left and was
+ * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
+ * that waits for the network cannot consume other data either; a GPU
+ * that holds received data and waits for nobody is the GPU culprit.
+ * Between the two ends of stuck flows (a 2-rank comm has nothing else)
+ * the rank whose own sends left and were never delivered is the cause.
+ */
 static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
-	uint32_t *ends, i, best = 0;
+	struct flow_facts *ff;
+	uint32_t i, best = 0, nbest = 0, nbest_nd = 0;
 	double least_frac = 2;
-	bool any = false;
+	bool any = false, any_nd = false, gpu_idle = false;
 	int32_t r;
 
-	/* per-rank count of stuck flows it is an end of */
-	ends = calloc((uint32_t)c->nranks, sizeof(*ends));
-	if (!ends)
+	ff = calloc((uint32_t)c->nranks, sizeof(*ff));
+	if (!ff)
 		return false;
 	for (r = 0; r < c->nranks; r++) {
 		struct an_rank *rk = &c->r[r];
-		bool starving = false, gpu_send = false;
+		bool gpu_send = false;
 		const struct an_progress *gs = NULL;
 
 		for (i = 0; i < rk->nsubs; i++) {
@@ -491,41 +517,70 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 						       ss == SS_STARVING };
 			}
 			if (ss == SS_STARVING) {
-				starving = true;
+				ff[r].starving = true;
 				continue;
 			}
-			if (p->dir == AN_RECV && t4 == AN_T4_GPU_NOT_READY &&
-			    gpu.rank < 0)
-				gpu = (struct pick){ r, p, t4, false };
+			if (p->dir == AN_RECV && t4 == AN_T4_GPU_NOT_READY)
+				ff[r].gpu_recv = true;
 			if (p->dir == AN_SEND && t4 == AN_T4_GPU_NOT_READY) {
 				gpu_send = true;
 				gs = p;
 			}
 			if (p->dir == AN_SEND && (t4 == AN_T4_NOT_TRANSMITTED ||
 						  t4 == AN_T4_NOT_DELIVERED)) {
-				ends[r]++;
+				ff[r].ends++;
 				if (p->peer >= 0 && p->peer < c->nranks)
-					ends[p->peer]++;
+					ff[p->peer].ends++;
+				if (t4 == AN_T4_NOT_DELIVERED &&
+				    delivery_failed(c, r, p, st->seq)) {
+					ff[r].not_delivered = true;
+					any_nd = true;
+				}
 				if (net.rank < 0)
 					net = (struct pick){ r, p, t4, false };
 			}
 		}
-		if (gpu_send && !starving && quiet.rank < 0)
+		if (gpu_send && !ff[r].starving && quiet.rank < 0)
 			quiet = (struct pick){ r, gs, AN_T4_GPU_NOT_READY, false };
 	}
 	if (!any) {
-		free(ends);
+		free(ff);
 		return false;
 	}
+	/* a GPU holding received data and waiting for no one */
+	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
+		if (ff[r].gpu_recv && !ff[r].starving)
+			gpu_idle = true, gpu.rank = r;
+	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
+		if (ff[r].gpu_recv)
+			gpu.rank = r;
+	if (gpu.rank >= 0) {
+		for (i = 0; i < c->r[gpu.rank].nsubs; i++) {
+			const struct an_progress *p = &c->r[gpu.rank].subs[i];
+			enum an_t4 t4;
+
+			if (sub_current(p, st->seq) && p->dir == AN_RECV &&
+			    classify(p, &t4) == SS_T4 && t4 == AN_T4_GPU_NOT_READY) {
+				gpu.p = p;
+				gpu.t4 = t4;
+				break;
+			}
+		}
+	}
 	st->cls = AN_H3;
-	if (gpu.rank < 0 && net.rank >= 0) {
+	if (net.rank >= 0 && (any_nd || !gpu_idle)) {
 		/* a faulty NIC is the common end of the stuck flows */
 		for (r = 0; r < c->nranks; r++)
-			if (ends[r] > best)
-				best = ends[r];
+			if (ff[r].ends > best)
+				best = ff[r].ends;
+		for (r = 0; r < c->nranks; r++) {
+			nbest += ff[r].ends == best;
+			nbest_nd += ff[r].ends == best && ff[r].not_delivered;
+		}
 		if (best >= 2) {
 			for (r = 0; r < c->nranks; r++)
-				if (ends[r] == best)
+				if (ff[r].ends == best &&
+				    (!nbest_nd || ff[r].not_delivered))
 					add_cul(an, st, r);
 			/* describe the culprit's own stuck send, if it has one */
 			for (i = 0; i < c->r[st->cul[0]].nsubs; i++) {
@@ -538,7 +593,8 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				     t4 == AN_T4_NOT_DELIVERED)) {
 					net = (struct pick){ st->cul[0], p, t4,
 							     false };
-					break;
+					if (t4 == AN_T4_NOT_DELIVERED)
+						break;
 				}
 			}
 			if (net.rank != st->cul[0])
@@ -557,14 +613,14 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			}
 		}
 		describe_sub(st, &net);
-	} else if (gpu.rank >= 0 || quiet.rank >= 0) {
-		struct pick *k = gpu.rank >= 0 ? &gpu : &quiet;
+	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
+		struct pick *k = gpu.rank >= 0 && gpu.p ? &gpu : &quiet;
 
 		add_cul(an, st, k->rank);
 		describe_sub(st, k);
 	} else {
 		if (least.rank < 0) {
-			free(ends);
+			free(ff);
 			st->cls = 0;
 			return false;
 		}
@@ -572,7 +628,7 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		text(st, "least progress: ");
 		describe_sub(st, &least);
 	}
-	free(ends);
+	free(ff);
 	return true;
 }
 

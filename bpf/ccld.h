@@ -9,7 +9,7 @@
 #ifndef CCLD_H
 #define CCLD_H
 
-#define CCLD_ABI_VERSION	1
+#define CCLD_ABI_VERSION	2
 #define CCLD_EVENT_SIZE		128
 #define CCLD_MAX_LAYOUTS	64	/* distinct NCCL builds traced at once */
 #define CCLD_MAX_SEQ_TYPES	8	/* comm->seqNumber[] entries summed */
@@ -59,6 +59,7 @@ enum ccld_fn {
 	CCLD_FN_PROXY_RECV_STEP,	/* buffer posted for a recv step */
 	CCLD_FN_PROXY_STEP_STATE,
 	CCLD_FN_PROXY_STEP_STOP,
+	CCLD_FN_PROXY_SNAPSHOT,		/* tier E: read from memory by the loader */
 	CCLD_FN_MAX,
 };
 
@@ -69,7 +70,7 @@ enum ccld_fn {
 #define ccld_fn_is_p2p(fn)	((fn) == CCLD_FN_SEND || (fn) == CCLD_FN_RECV)
 #define ccld_fn_is_init(fn)	((fn) >= CCLD_FN_INIT_RANK && (fn) <= CCLD_FN_SHRINK)
 #define ccld_fn_is_teardown(fn)	((fn) >= CCLD_FN_FINALIZE && (fn) <= CCLD_FN_ABORT)
-#define ccld_fn_is_proxy(fn)	((fn) >= CCLD_FN_PROXY_OP_START && (fn) <= CCLD_FN_PROXY_STEP_STOP)
+#define ccld_fn_is_proxy(fn)	((fn) >= CCLD_FN_PROXY_OP_START && (fn) <= CCLD_FN_PROXY_SNAPSHOT)
 #define ccld_fn_is_cuda(fn)	((fn) >= CCLD_FN_CUDA_EVENT_RECORD && (fn) <= CCLD_FN_CUDA_STREAM_QUERY)
 
 enum ccld_ev_type {
@@ -81,7 +82,7 @@ enum ccld_ev_type {
 	CCLD_EV_ASYNC_ERR,	/* ncclCommGetAsyncError returned an error (rare) */
 	CCLD_EV_CUDA,		/* tier B call returned: u.cuda */
 	CCLD_EV_LIB_LOAD,	/* a new process loaded an NCCL library (rare) */
-	CCLD_EV_PROXY,		/* tier C proxy hook: u.proxy, id.comm = args */
+	CCLD_EV_PROXY,		/* tier C proxy hook / tier E snapshot: u.proxy */
 	/* written by userspace into the same stream (and capture files) */
 	CCLD_EV_PROC_ATTACH = 32, /* a process was attached */
 	CCLD_EV_PROC_EXIT,	/* a traced process exited */
@@ -97,6 +98,9 @@ enum ccld_ev_type {
 #define CCLD_F_NO_MAGIC	(1u << 2) /* layout has no magic: fields read unchecked */
 #define CCLD_F_BAD_COMM	(1u << 3) /* comm pointer failed the magic check */
 #define CCLD_F_RETPROBE	(1u << 4) /* produced by a uretprobe */
+/* CCLD_EV_PROXY, set by the loader once it mapped the op to its comm */
+#define CCLD_F_PROXY_RECV (1u << 5) /* args->progress is a recv progress fn */
+#define CCLD_F_PROXY_DIR (1u << 6) /* the send/recv direction is known */
 
 /* Identity of a communicator as read from the target's memory at the probe. */
 struct ccld_ident {
@@ -154,8 +158,14 @@ struct ccld_cuda {		/* CCLD_EV_CUDA */
 };
 
 /*
- * CCLD_EV_PROXY: one sub (channel, peer) of a proxy op at a hook.  Step
- * counters are relative to the sub's base (steps of this op).
+ * CCLD_EV_PROXY: one sub (channel, peer) of a proxy op, at a tier C hook or
+ * (fn CCLD_FN_PROXY_SNAPSHOT) read by the loader from the process's active
+ * ops.  Step counters are relative to the sub's base (steps of this op).
+ * From BPF, id.comm is the ncclProxyArgs address and ccld_event.thread the
+ * proxy thread's pthread_t; the loader maps the thread to its communicator
+ * and fills id.hash/rank/nranks (CCLD_F_IDENT) before anything else sees
+ * the record.  Snapshot records of one (pid, comm) share ts_ns and carry
+ * their index in step and the total in nsnap (total 0: no active op).
  */
 struct ccld_proxy {
 	__u64 op_count;		/* args->opCount: collOpCount<<1, p2p <<1|1 */
@@ -168,12 +178,12 @@ struct ccld_proxy {
 	__s32 nsteps;
 	__s32 peer;
 	__s32 rank;		/* sub->rank, -1 unknown */
-	__s32 step;		/* step hooks: stepId */
+	__s32 step;		/* step hooks: stepId; snapshot: index */
 	__s16 channel;
 	__u8 sub;		/* index s in args->subs[] */
 	__u8 state;		/* RecordProxy*State: the state argument */
 	__u16 slice_steps;
-	__u16 pad;
+	__u16 nsnap;		/* snapshot: records in this snapshot */
 };
 
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
@@ -215,7 +225,7 @@ struct ccld_event {
 		struct ccld_lost lost;
 		__u8 raw[64];
 	} u;
-	__u8 pad[8];
+	__u64 thread;		/* CCLD_EV_PROXY from BPF: pthread_t (x86-64 fsbase) */
 };
 
 /*

@@ -9,7 +9,7 @@ at_exit() { _cleanup_fns+=("$*"); }
 _run_cleanup() {
 	local f
 	for f in "${_cleanup_fns[@]}"; do eval "$f" >/dev/null 2>&1; done
-	rm -rf "$TMP"
+	[ -n "${CCLD_KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap _run_cleanup EXIT
 

@@ -12,6 +12,7 @@
 #include "ldso.h"
 #include "cuda.skel.h"
 #include "nccl_api.skel.h"
+#include "proxy.skel.h"
 #include "procmaps.h"
 
 static char not_nccl_mark;
@@ -138,6 +139,79 @@ static int attach_lib(struct attacher *a, struct traced_lib *lib,
 	return 0;
 }
 
+/* Step hooks of one process (tier C, on demand). */
+struct step_links {
+	struct bpf_link **links;
+	int n;
+	uint64_t since_ns;
+};
+
+static bool is_step_hook(int fn)
+{
+	return fn == CCLD_FN_PROXY_SEND_STEP || fn == CCLD_FN_PROXY_RECV_STEP ||
+	       fn == CCLD_FN_PROXY_STEP_STATE || fn == CCLD_FN_PROXY_STEP_STOP;
+}
+
+static struct bpf_program *proxy_prog(struct proxy_bpf *skel, int fn)
+{
+	switch (fn) {
+	case CCLD_FN_PROXY_OP_STATE:
+		return skel->progs.proxy_op_state;
+	case CCLD_FN_PROXY_STEP_STATE:
+		return skel->progs.proxy_step_state;
+	case CCLD_FN_PROXY_SEND_STEP:
+	case CCLD_FN_PROXY_RECV_STEP:
+	case CCLD_FN_PROXY_STEP_STOP:
+		return skel->progs.proxy_step;
+	default:
+		return skel->progs.proxy_op;
+	}
+}
+
+/*
+ * Tier C on one NCCL file: its proxy layout into the BPF map, the op hooks
+ * (start, stop) system wide, and the progress functions' offsets by which
+ * the loader tells a send sub from a recv sub.
+ */
+static int attach_proxy_lib(struct attacher *a, struct traced_lib *lib,
+			    struct elf_syms *es, char *err, size_t errlen)
+{
+	__u32 slot = lib->slot;
+	size_t n;
+	int i, ret;
+
+	n = elfsym_offsets_ending(es, "endProxyProgress", lib->send_progress,
+				  MAX_PROGRESS_FNS);
+	lib->nsend_progress = n > MAX_PROGRESS_FNS ? MAX_PROGRESS_FNS : (int)n;
+	n = elfsym_offsets_ending(es, "ecvProxyProgress", lib->recv_progress,
+				  MAX_PROGRESS_FNS);
+	lib->nrecv_progress = n > MAX_PROGRESS_FNS ? MAX_PROGRESS_FNS : (int)n;
+	if (!a->proxy_skel || !lib->layouts.proxy.valid)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(a->proxy_skel->maps.proxy_layouts),
+				&slot, &lib->layouts.proxy, BPF_ANY)) {
+		snprintf(err, errlen, "cannot store proxy layout of %s: %s",
+			 lib->path, strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < nccl_hooks_n; i++) {
+		const struct hook_def *h = &nccl_hooks[i];
+		long off;
+
+		if (h->fn != CCLD_FN_PROXY_OP_START && h->fn != CCLD_FN_PROXY_OP_STOP)
+			continue;
+		off = elfsym_offset(es, h->symbol);
+		if (off < 0)
+			continue;
+		ret = attach_one(a, lib, proxy_prog(a->proxy_skel, h->fn), off,
+				 ((__u64)slot << 16) | h->fn, false, h->symbol,
+				 err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static struct bpf_program *cuda_entry_prog(struct cuda_bpf *skel, int fn)
 {
 	switch (fn) {
@@ -252,6 +326,8 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 			"initialised before attach cannot be identified\n",
 			lib->path);
 	ret = attach_lib(a, lib, es, err, errlen);
+	if (!ret)
+		ret = attach_proxy_lib(a, lib, es, err, errlen);
 	if (a->verbose)
 		fprintf(stderr, "ccld-trace: attached %d probes to %s (NCCL %s, "
 			"build-id %s, layout %s)\n", lib->nlinks, lib->path,
@@ -348,9 +424,113 @@ int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen)
 	return ret ? ret : found;
 }
 
+struct traced_lib *attacher_lib(struct attacher *a, dev_t dev, ino_t ino)
+{
+	struct traced_lib *lib = find_lib(a, dev, ino);
+
+	return lib && !lib->cuda && !lib->ldso ? lib : NULL;
+}
+
+bool attacher_step_hooks_active(const struct attacher *a, pid_t pid)
+{
+	return hmap_get(&a->step_links, hkey3((uint64_t)pid, 0, 0)) != NULL;
+}
+
+int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
+			   char *err, size_t errlen)
+{
+	struct hkey key = hkey3((uint64_t)pid, 0, 0);
+	struct step_links *sl;
+	int i, j, ret = 0;
+
+	if (!a->proxy_skel || hmap_get(&a->step_links, key))
+		return 0;
+	sl = calloc(1, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	sl->since_ns = now_ns;
+	for (i = 0; i < a->nlibs && !ret; i++) {
+		struct traced_lib *lib = a->libs[i];
+		struct elf_syms *es;
+
+		if (lib->cuda || lib->ldso || !lib->layouts.proxy.valid)
+			continue;
+		es = elfsym_open(lib->path, err, errlen);
+		if (!es) {
+			ret = -EIO;
+			break;
+		}
+		for (j = 0; j < nccl_hooks_n && !ret; j++) {
+			const struct hook_def *h = &nccl_hooks[j];
+			LIBBPF_OPTS(bpf_uprobe_opts, opts,
+				    .bpf_cookie = ((__u64)lib->slot << 16) | h->fn);
+			struct bpf_link *l, **nl;
+			long off;
+
+			if (!is_step_hook(h->fn) || (off = elfsym_offset(es, h->symbol)) < 0)
+				continue;
+			l = bpf_program__attach_uprobe_opts(proxy_prog(a->proxy_skel, h->fn),
+							    pid, lib->path, off, &opts);
+			if (!l) {
+				ret = -errno;
+				snprintf(err, errlen, "cannot attach step hook %s for pid %d: %s",
+					 h->symbol, pid, strerror(-ret));
+				break;
+			}
+			nl = realloc(sl->links, (sl->n + 1) * sizeof(*nl));
+			if (!nl) {
+				bpf_link__destroy(l);
+				ret = -ENOMEM;
+				break;
+			}
+			sl->links = nl;
+			sl->links[sl->n++] = l;
+		}
+		elfsym_close(es);
+	}
+	if (!ret)
+		ret = hmap_put(&a->step_links, key, sl);
+	if (ret) {
+		for (j = 0; j < sl->n; j++)
+			bpf_link__destroy(sl->links[j]);
+		free(sl->links);
+		free(sl);
+		return ret;
+	}
+	return sl->n;
+}
+
+static void step_links_free(struct step_links *sl)
+{
+	int j;
+
+	for (j = 0; j < sl->n; j++)
+		bpf_link__destroy(sl->links[j]);
+	free(sl->links);
+	free(sl);
+}
+
+void attacher_step_hooks_off(struct attacher *a, pid_t pid, uint64_t now_ns)
+{
+	struct step_links *sl = hmap_del(&a->step_links, hkey3((uint64_t)pid, 0, 0));
+
+	if (!sl)
+		return;
+	if (now_ns > sl->since_ns)
+		a->step_attach_ns += now_ns - sl->since_ns;
+	step_links_free(sl);
+}
+
 void attacher_free(struct attacher *a)
 {
+	struct hkey k;
+	size_t it = 0;
+	void *v;
 	int i, j;
+
+	while (hmap_next(&a->step_links, &it, &k, &v))
+		step_links_free(v);
+	hmap_free(&a->step_links);
 
 	for (i = 0; i < a->nlibs; i++) {
 		for (j = 0; j < a->libs[i]->nlinks; j++)

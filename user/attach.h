@@ -10,13 +10,17 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "dwarf_layout.h"
 #include "hmap.h"
 
 struct nccl_api_bpf;
 struct cuda_bpf;
+struct proxy_bpf;
 struct bpf_link;
+
+#define MAX_PROGRESS_FNS 8	/* transports with their own progress function */
 
 struct traced_lib {
 	dev_t dev;
@@ -29,6 +33,10 @@ struct traced_lib {
 	struct bpf_link **links;
 	int nlinks;
 	int nmissing;		/* hook symbols absent from this build */
+	/* file offsets of the transports' send / recv progress functions */
+	long send_progress[MAX_PROGRESS_FNS];
+	long recv_progress[MAX_PROGRESS_FNS];
+	int nsend_progress, nrecv_progress;
 	bool cuda;		/* a CUDA runtime/driver library (tier B) */
 	bool ldso;		/* the dynamic loader (new-process hook) */
 };
@@ -36,6 +44,9 @@ struct traced_lib {
 struct attacher {
 	struct nccl_api_bpf *skel;
 	struct cuda_bpf *cuda_skel;	/* NULL: tier B off */
+	struct proxy_bpf *proxy_skel;	/* NULL: tier C off */
+	struct hmap step_links;		/* pid -> struct step_links (tier C steps) */
+	uint64_t step_attach_ns;	/* total time step hooks were on (pid-seconds, ns) */
 	struct traced_lib *libs[CCLD_MAX_LAYOUTS];
 	int nlibs;
 	struct hmap not_nccl;	/* (dev, ino) of files checked: no NCCL */
@@ -54,6 +65,20 @@ int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen);
 /* Hooks the dynamic loader at PATH (for --all); 0 or -errno. */
 int attacher_add_ldso(struct attacher *a, const char *path, char *err,
 		      size_t errlen);
+
+/* The library (NCCL, not CUDA) at DEV/INO, or NULL. */
+struct traced_lib *attacher_lib(struct attacher *a, dev_t dev, ino_t ino);
+
+/*
+ * Tier C step hooks for PID only (uprobes with a PID), on every NCCL library
+ * attached so far: on when its communicator is suspected stuck, off when it
+ * moves again.  attacher_step_hooks_on() is idempotent; returns the number
+ * of hooks attached or -errno with ERR filled.
+ */
+int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
+			   char *err, size_t errlen);
+void attacher_step_hooks_off(struct attacher *a, pid_t pid, uint64_t now_ns);
+bool attacher_step_hooks_active(const struct attacher *a, pid_t pid);
 
 void attacher_free(struct attacher *a);
 

@@ -23,12 +23,13 @@
 #include "dwarf_layout.h"
 
 #define NCCL_MAGIC		0x0280028002800280ULL
-#define CACHE_FORMAT		"ccld-layout 1"
+#define CACHE_FORMAT		"ccld-layout 2"
 #define DEFAULT_CACHE_DIR	"/var/cache/ccld"
 #define DEFAULT_DEBUGINFO_DIR	"/usr/lib/debug"
 
 #define COMM(f)  offsetof(struct nccl_layouts, comm.f)
 #define PROXY(f) offsetof(struct nccl_layouts, proxy.f)
+#define WALK(f)  offsetof(struct nccl_layouts, walk.f)
 
 /* seq_number_n, sub_size and magic are derived, not members: not here */
 const struct layout_field layout_fields[] = {
@@ -43,6 +44,7 @@ const struct layout_field layout_fields[] = {
 	{ "ncclComm", "nChannels", COMM(n_channels) },
 	{ "ncclComm", "seqNumber", COMM(seq_number) },
 	{ "ncclComm", "endMagic", COMM(end_magic) },
+	{ "ncclComm", "proxyState", WALK(comm_proxy_state) },
 	{ "ncclProxyArgs", "subs", PROXY(args_subs) },
 	{ "ncclProxyArgs", "progress", PROXY(args_progress) },
 	{ "ncclProxyArgs", "nsubs", PROXY(args_nsubs) },
@@ -52,6 +54,7 @@ const struct layout_field layout_fields[] = {
 	{ "ncclProxyArgs", "chunkSteps", PROXY(args_chunk_steps) },
 	{ "ncclProxyArgs", "coll", PROXY(args_coll) },
 	{ "ncclProxyArgs", "protocol", PROXY(args_protocol) },
+	{ "ncclProxyArgs", "next", WALK(args_next) },
 	{ "ncclProxySubArgs", "channelId", PROXY(sub_channel_id) },
 	{ "ncclProxySubArgs", "nsteps", PROXY(sub_nsteps) },
 	{ "ncclProxySubArgs", "nbytes", PROXY(sub_nbytes) },
@@ -63,6 +66,9 @@ const struct layout_field layout_fields[] = {
 	{ "ncclProxySubArgs", "done", PROXY(sub_done) },
 	{ "ncclProxySubArgs", "base", PROXY(sub_base) },
 	{ "ncclProxySubArgs", "rank", PROXY(sub_rank) },
+	{ "ncclProxyState", "progressState", WALK(state_progress) },
+	{ "ncclProxyProgressState", "thread", WALK(progress_thread) },
+	{ "ncclProxyProgressState", "active", WALK(progress_active) },
 };
 
 const int layout_fields_n = sizeof(layout_fields) / sizeof(layout_fields[0]);
@@ -91,9 +97,10 @@ void dwarf_layout_clear(struct nccl_layouts *l)
 
 /* ---- DWARF walk ------------------------------------------------------- */
 
-enum { S_COMM, S_ARGS, S_SUB, S_MAX };
+enum { S_COMM, S_ARGS, S_SUB, S_STATE, S_PROGRESS, S_MAX };
 static const char *const struct_names[S_MAX] = {
-	"ncclComm", "ncclProxyArgs", "ncclProxySubArgs",
+	"ncclComm", "ncclProxyArgs", "ncclProxySubArgs", "ncclProxyState",
+	"ncclProxyProgressState",
 };
 
 /* DW_AT_data_member_location: a constant, or DW_OP_plus_uconst (DWARF 2) */
@@ -292,6 +299,10 @@ static int walk_dwarf(Dwarf *dw, struct nccl_layouts *l)
 		if (dwarf_aggregate_size(&found[S_SUB], &size) == 0)
 			l->proxy.sub_size = (__s32)size;
 	}
+	if (have[S_STATE])
+		fill_fields(l, &found[S_STATE], S_STATE);
+	if (have[S_PROGRESS])
+		fill_fields(l, &found[S_PROGRESS], S_PROGRESS);
 	/* sub = args + subs + s * sub_size: useless without both */
 	if (l->proxy.args_subs < 0 || l->proxy.sub_size <= 0)
 		l->proxy.valid = 0;

@@ -13,11 +13,24 @@
 #include <stddef.h>
 #include "ccld.h"
 
+/*
+ * Userspace-only offsets for the tier E walk and the proxy thread map:
+ * comm->proxyState->progressState.{thread,active}, then args->next.
+ */
+struct proxy_walk_layout {
+	__s32 comm_proxy_state;		/* ncclComm.proxyState (a pointer) */
+	__s32 state_progress;		/* ncclProxyState.progressState (embedded) */
+	__s32 progress_thread;		/* ncclProxyProgressState.thread (pthread_t) */
+	__s32 progress_active;		/* ncclProxyProgressState.active */
+	__s32 args_next;		/* ncclProxyArgs.next */
+};
+
 struct nccl_layouts {
 	bool has_dwarf;		/* the file (or its cache entry) had DWARF */
 	bool from_cache;
 	struct ccld_layout comm;
 	struct ccld_proxy_layout proxy;
+	struct proxy_walk_layout walk;
 	long comm_size;		/* sizeof(struct ncclComm), -1 unknown */
 };
 

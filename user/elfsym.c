@@ -222,6 +222,24 @@ long elfsym_offset(const struct elf_syms *es, const char *name)
 	return e->off;
 }
 
+size_t elfsym_offsets_ending(const struct elf_syms *es, const char *suffix,
+			     long *out, size_t max)
+{
+	size_t i, n = 0, ls = strlen(suffix);
+
+	for (i = 0; es && i < es->n; i++) {
+		const struct sym_ent *e = &es->ents[i];
+		size_t ln = strlen(e->name);
+
+		if (e->alias || ln < ls || strcmp(e->name + ln - ls, suffix) != 0)
+			continue;
+		if (n < max)
+			out[n] = e->off;
+		n++;
+	}
+	return n;
+}
+
 static void read_build_id(struct elf_syms *es, Elf *elf)
 {
 	Elf_Scn *scn = NULL;

@@ -18,6 +18,14 @@ void elfsym_close(struct elf_syms *es);
  */
 long elfsym_offset(const struct elf_syms *es, const char *name);
 
+/*
+ * File offsets of every function whose name ends with SUFFIX (local symbols
+ * included: NCCL's transports each have a static sendProxyProgress), at
+ * most MAX into OUT.  Returns how many were found (may exceed MAX).
+ */
+size_t elfsym_offsets_ending(const struct elf_syms *es, const char *suffix,
+			     long *out, size_t max);
+
 /* GNU build-id as lowercase hex ("" when the file has none). */
 const char *elfsym_build_id(const struct elf_syms *es);
 

@@ -9,8 +9,21 @@
 
 #define MAX_HOSTS 4096
 
+#define SNAP_MAX 256	/* proxy subs of one process's snapshot */
+
+/* a tier E snapshot of one comm rank being reassembled */
+struct snap_buf {
+	uint32_t host, pid;
+	uint64_t comm;
+	uint32_t want, have;
+	uint64_t seen[SNAP_MAX / 64];
+	struct an_progress p[SNAP_MAX];
+};
+
 struct pipeline {
 	struct pipeline_opts o;
+	struct snap_buf snap;
+	uint64_t snaps_incomplete;
 	struct state *st;
 	struct an *an;
 	int *an_hosts;		/* pipeline host id -> analyzer host id */
@@ -73,6 +86,79 @@ static void sink_op_complete(void *ctx, const struct comm_rank *cr,
 		return;
 	k = an_key_of(p, cr->host_id, cr->pid, cr->hash, cr->rank, cr->nranks);
 	an_complete_upto(p->an, &k, seq, t_ns);
+}
+
+static void progress_of(const struct ccld_event *ev, struct an_progress *p)
+{
+	const struct ccld_proxy *x = &ev->u.proxy;
+
+	memset(p, 0, sizeof(*p));
+	p->seq = -1;
+	p->channel = x->channel;
+	p->peer = x->peer;
+	p->dir = (ev->flags & CCLD_F_PROXY_RECV) ? AN_RECV : AN_SEND;
+	p->posted = x->posted;
+	p->transmitted = x->transmitted;
+	p->received = x->received;
+	p->done = x->done;
+	p->nsteps = x->nsteps > 0 ? (uint64_t)x->nsteps : 0;
+}
+
+/*
+ * Tier C records go to the analyzer one by one; a tier E snapshot's
+ * records (consecutive, same ts, index in step, total in nsnap) are
+ * gathered and handed over whole, replacing what was known.
+ */
+static void sink_proxy(void *ctx, const struct comm_rank *cr,
+		       const struct ccld_event *ev)
+{
+	struct pipeline *p = ctx;
+	struct snap_buf *sb = &p->snap;
+	const struct ccld_proxy *x = &ev->u.proxy;
+	struct an_progress prog;
+	struct an_key k;
+	uint32_t i;
+
+	if (!cr->hash || cr->rank < 0 || !(ev->flags & CCLD_F_PROXY_DIR))
+		return;
+	k = an_key_of(p, cr->host_id, cr->pid, cr->hash, cr->rank, cr->nranks);
+	if (ev->fn != CCLD_FN_PROXY_SNAPSHOT) {
+		progress_of(ev, &prog);
+		an_progress(p->an, &k, &prog, ev->ts_ns);
+		return;
+	}
+	if (sb->host != cr->host_id || sb->pid != cr->pid || sb->comm != cr->comm ||
+	    sb->want != x->nsnap || sb->have == 0) {
+		if (sb->have && sb->have < sb->want)
+			p->snaps_incomplete++;
+		memset(sb->seen, 0, sizeof(sb->seen));
+		sb->host = cr->host_id;
+		sb->pid = cr->pid;
+		sb->comm = cr->comm;
+		sb->want = x->nsnap < SNAP_MAX ? x->nsnap : SNAP_MAX;
+		sb->have = 0;
+	}
+	if (sb->want == 0) {	/* nothing active in the proxy */
+		an_snapshot(p->an, &k, NULL, 0, ev->ts_ns);
+		return;
+	}
+	i = (uint32_t)x->step;
+	if (i >= sb->want || (sb->seen[i / 64] >> (i % 64) & 1))
+		return;
+	sb->seen[i / 64] |= 1ull << (i % 64);
+	progress_of(ev, &sb->p[i]);
+	if (++sb->have == sb->want) {
+		an_snapshot(p->an, &k, sb->p, sb->want, ev->ts_ns);
+		sb->have = 0;
+	}
+}
+
+static void on_suspect(void *ctx, const struct an_suspect *s)
+{
+	struct pipeline *p = ctx;
+
+	if (p->o.suspect)
+		p->o.suspect(p->o.suspect_ctx, s);
 }
 
 static void print_verdict(void *ctx, const struct an_verdict *v)
@@ -195,7 +281,7 @@ static void sink_proc_change(void *ctx, const struct proc_info *pi,
 struct pipeline *pipeline_new(const struct pipeline_opts *o)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
-	struct an_sink asink = { .verdict = print_verdict };
+	struct an_sink asink = { .verdict = print_verdict, .suspect = on_suspect };
 	struct an_config ac;
 	struct state_sink sink = {
 		.call_enter = sink_call_enter,
@@ -204,6 +290,7 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		.comm_call = sink_comm_call,
 		.comm_change = sink_comm_change,
 		.proc_change = sink_proc_change,
+		.proxy = sink_proxy,
 	};
 
 	if (!p)

@@ -14,6 +14,8 @@
 #include "output.h"
 #include "state.h"
 
+struct an_suspect;
+
 struct pipeline_opts {
 	FILE *out;
 	bool json;		/* JSON lines instead of text */
@@ -21,6 +23,9 @@ struct pipeline_opts {
 	bool quiet;		/* text mode: no per-comm lifecycle lines */
 	double stall_s;		/* analyzer thresholds (0: defaults) */
 	double hang_s;
+	/* live only: the analyzer suspects a comm stuck (step hooks, tier E) */
+	void (*suspect)(void *ctx, const struct an_suspect *s);
+	void *suspect_ctx;
 };
 
 struct pipeline;

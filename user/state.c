@@ -702,6 +702,18 @@ static void on_tick(struct state *s, uint32_t host, const struct ccld_event *ev)
 	}
 }
 
+/* the loader mapped the record to a comm (id.comm = the ncclComm) */
+static void on_proxy(struct state *s, uint32_t host, const struct ccld_event *ev)
+{
+	struct comm_rank *cr;
+
+	if (!(ev->flags & CCLD_F_IDENT))
+		return;
+	cr = find_rank(s, host, ev->pid, ev->id.comm);
+	if (cr && s->sink.proxy)
+		s->sink.proxy(s->sink.ctx, cr, ev);
+}
+
 void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 {
 	if (ev->type < CCLD_EV_PROC_ATTACH)
@@ -727,6 +739,9 @@ void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 		break;
 	case CCLD_EV_CUDA:
 		on_cuda(s, host_id, ev);
+		break;
+	case CCLD_EV_PROXY:
+		on_proxy(s, host_id, ev);
 		break;
 	case CCLD_EV_PROC_ATTACH:
 	case CCLD_EV_PROC_EXIT:

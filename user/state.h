@@ -135,6 +135,9 @@ struct state_sink {
 	/* a comm rank changed lifecycle state (created, destroyed, error...) */
 	void (*comm_change)(void *ctx, const struct comm_rank *cr,
 			    const struct ccld_event *ev);
+	/* tier C / E: a proxy record mapped to its comm rank (CCLD_F_IDENT) */
+	void (*proxy)(void *ctx, const struct comm_rank *cr,
+		      const struct ccld_event *ev);
 	/* a process attached / exited / changed /proc state */
 	void (*proc_change)(void *ctx, const struct proc_info *p,
 			    const struct ccld_event *ev);

@@ -24,6 +24,8 @@
 #include "opts.h"
 #include "pipeline.h"
 #include "procmaps.h"
+#include "proxy.skel.h"
+#include "proxy_live.h"
 #include "tracer.h"
 
 #define TICK_NS		250000000ULL
@@ -40,6 +42,8 @@ struct tracer {
 	const struct trace_opts *o;
 	struct nccl_api_bpf *skel;
 	struct cuda_bpf *cuda_skel;
+	struct proxy_bpf *proxy_skel;
+	struct proxy_live *proxy;
 	struct attacher att;
 	struct ring_buffer *rb;
 	struct pipeline *pl;
@@ -290,6 +294,9 @@ static void drain_batch(struct tracer *t)
 
 		if (ev->type == CCLD_EV_LIB_LOAD)
 			on_lib_load(t, ev);
+		/* a proxy record without its comm is of no use to anyone */
+		if (ev->type == CCLD_EV_PROXY && !proxy_live_resolve(t->proxy, ev))
+			continue;
 		if (!find_tracked(t, ev->pid))
 			track(t, ev->pid, ev->ts_ns);
 		emit(t, ev);
@@ -343,6 +350,7 @@ static void check_procs(struct tracer *t, uint64_t ts)
 		if (!st || st == 'Z' || st == 'X') {
 			p->gone = true;
 			mark_seen(t, p->pid, false);
+			proxy_live_forget(t->proxy, (uint32_t)p->pid);
 			synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
 			ev.u.proc.exit_code = -1;
 			emit(t, &ev);
@@ -424,18 +432,36 @@ static int watch_loader(struct tracer *t)
 	return 0;
 }
 
-/* Tier B programs share tier A's ring buffer, filter and entry maps. */
-static int load_cuda(struct tracer *t)
+/* Tier B and C programs share tier A's ring buffer, filter and entry maps. */
+static int share_maps(struct tracer *t, struct bpf_map *events, struct bpf_map *drops,
+		      struct bpf_map *pid_filter, struct bpf_map *entries)
 {
 	struct {
 		struct bpf_map *mine, *theirs;
 	} shared[] = {
-		{ NULL, t->skel->maps.events },
-		{ NULL, t->skel->maps.drops },
-		{ NULL, t->skel->maps.pid_filter },
-		{ NULL, t->skel->maps.entries },
+		{ events, t->skel->maps.events },
+		{ drops, t->skel->maps.drops },
+		{ pid_filter, t->skel->maps.pid_filter },
+		{ entries, t->skel->maps.entries },
 	};
 	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		if (!shared[i].mine)
+			continue;
+		ret = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].theirs));
+		if (ret) {
+			fprintf(stderr, "ccld-trace: cannot share map %s: %s\n",
+				bpf_map__name(shared[i].mine), strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_cuda(struct tracer *t)
+{
 	int ret;
 
 	t->cuda_skel = cuda_bpf__open();
@@ -444,19 +470,9 @@ static int load_cuda(struct tracer *t)
 			strerror(errno));
 		return -1;
 	}
-	shared[0].mine = t->cuda_skel->maps.events;
-	shared[1].mine = t->cuda_skel->maps.drops;
-	shared[2].mine = t->cuda_skel->maps.pid_filter;
-	shared[3].mine = t->cuda_skel->maps.entries;
-	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
-		ret = bpf_map__reuse_fd(shared[i].mine,
-					bpf_map__fd(shared[i].theirs));
-		if (ret) {
-			fprintf(stderr, "ccld-trace: cannot share map %s: %s\n",
-				bpf_map__name(shared[i].mine), strerror(-ret));
-			return -1;
-		}
-	}
+	if (share_maps(t, t->cuda_skel->maps.events, t->cuda_skel->maps.drops,
+		       t->cuda_skel->maps.pid_filter, t->cuda_skel->maps.entries))
+		return -1;
 	t->cuda_skel->rodata->filter_pids = !t->o->all;
 	ret = cuda_bpf__load(t->cuda_skel);
 	if (ret) {
@@ -465,6 +481,42 @@ static int load_cuda(struct tracer *t)
 		return -1;
 	}
 	return 0;
+}
+
+static int load_proxy(struct tracer *t)
+{
+	int ret;
+
+	t->proxy_skel = proxy_bpf__open();
+	if (!t->proxy_skel) {
+		fprintf(stderr, "ccld-trace: cannot open tier C BPF object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	if (share_maps(t, t->proxy_skel->maps.events, t->proxy_skel->maps.drops,
+		       t->proxy_skel->maps.pid_filter, NULL))
+		return -1;
+	t->proxy_skel->rodata->filter_pids = !t->o->all;
+	ret = proxy_bpf__load(t->proxy_skel);
+	if (ret) {
+		fprintf(stderr, "ccld-trace: cannot load tier C BPF programs: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void emit_cb(void *ctx, const struct ccld_event *ev)
+{
+	emit(ctx, ev);
+}
+
+static void on_suspect(void *ctx, const struct an_suspect *s)
+{
+	struct tracer *t = ctx;
+
+	if (t->proxy)
+		proxy_live_suspect(t->proxy, s);
 }
 
 static int setup(struct tracer *t)
@@ -489,10 +541,11 @@ static int setup(struct tracer *t)
 			" (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		return -1;
 	}
-	if (load_cuda(t))
+	if (load_cuda(t) || load_proxy(t))
 		return -1;
 	t->att.skel = t->skel;
 	t->att.cuda_skel = t->cuda_skel;
+	t->att.proxy_skel = t->proxy_skel;
 	t->att.watch_loads = o->all;
 	t->att.verbose = o->verbose;
 	if (o->all && watch_loader(t))
@@ -511,6 +564,11 @@ static int setup(struct tracer *t)
 	}
 	capture_header_local(&hdr);
 	t->host = pipeline_add_host(t->pl, hdr.host, hdr.realtime_offset_ns);
+	t->proxy = proxy_live_new(&t->att, pipeline_state(t->pl), t->host, o->verbose);
+	if (!t->proxy) {
+		fprintf(stderr, "ccld-trace: out of memory\n");
+		return -1;
+	}
 	if (o->output) {
 		t->cap = capture_create(o->output, &hdr, err, sizeof(err));
 		if (!t->cap) {
@@ -585,6 +643,8 @@ static void loop(struct tracer *t, uint64_t start)
 			check_procs(t, now);
 			synth(&ev, CCLD_EV_TICK, 0, now);
 			emit(t, &ev);
+			/* after the tick: the analyzer may have asked for a closer look */
+			proxy_live_tick(t->proxy, now, emit_cb, t);
 			next_tick = now + TICK_NS;
 		}
 		if (o->all && now >= next_rescan) {
@@ -623,6 +683,9 @@ int tracer_run(const struct trace_opts *o)
 	uint64_t start;
 	int i, rc = 1;
 
+	po.suspect = on_suspect;
+	po.suspect_ctx = &t;
+
 	if (check_environment())
 		return 1;
 	for (i = 0; i < o->npids; i++) {
@@ -649,6 +712,7 @@ int tracer_run(const struct trace_opts *o)
 	start = now_ns();
 	loop(&t, start);
 	pipeline_finish(t.pl, (now_ns() - start) / 1e9);
+	proxy_live_report(t.proxy, now_ns(), stderr);
 	rc = t.err ? 1 : 0;
 out:
 	if (t.cap && capture_close(t.cap)) {
@@ -658,7 +722,9 @@ out:
 		rc = 1;
 	}
 	ring_buffer__free(t.rb);
+	proxy_live_free(t.proxy);
 	attacher_free(&t.att);
+	proxy_bpf__destroy(t.proxy_skel);
 	cuda_bpf__destroy(t.cuda_skel);
 	nccl_api_bpf__destroy(t.skel);
 	pipeline_free(t.pl);

@@ -3,7 +3,7 @@
 
 usage: check_verdict.py TRACE.jsonl PIDFILE CALLLOG_DIR --class H1
            --culprits R[,R..] [--kind tp|dp|pp|world] [--seq auto|none]
-           --stall SEC [--no-verdict]
+           [--state "not delivered"] --stall SEC [--no-verdict]
 
 The first verdict with "role":"root" must have the given class, culprit
 set (world ranks, mapped to pids through PIDFILE's "RANK PID" lines), a
@@ -12,7 +12,10 @@ set: tp = all-reduce comm of nranks < world, dp = reduce-scatter comm,
 pp = send/recv comm, world), and, with --seq auto, the stuck round as the
 job's own call log shows it: the first seq of that communicator that not
 every rank entered (H1) or whose signature differs between ranks (H2).
-It must come within --stall + 2 s of the communicator's last progress
+For H3 (all entered, consistent) the log cannot say which entered round
+the GPU or the network was executing when the fault hit: the round must be
+one every rank of the communicator entered with one signature, and the
+evidence's Mycroft Table-4 state must be --state.  It must come within --stall + 2 s of the communicator's last progress
 (detected_ns - onset_ns).  Other root verdicts must not name other
 communicators with other culprits (cascades are "role":"cascade").
 With --no-verdict, the trace must hold no verdict at all.
@@ -40,6 +43,7 @@ def main():
     ap.add_argument("--kind")
     ap.add_argument("--seq", default="auto")
     ap.add_argument("--stall", type=float, default=30)
+    ap.add_argument("--state")
     ap.add_argument("--no-verdict", action="store_true")
     a = ap.parse_args()
 
@@ -116,6 +120,17 @@ def main():
         if not (v["seq"] == posted and waited > posted):
             errs.append(f"p2p seq {v['seq']}: the culprit posted {posted} {other}s, "
                         f"the waiter {waited} {v['op']}s (ranks {rank_of})")
+    elif a.seq == "auto" and a.cls == "H3":
+        entered = collections.defaultdict(set)
+        sigs = collections.defaultdict(set)
+        for c in calls:
+            if c.get("comm") == comm and c.get("seq") == v["seq"]:
+                entered[c["seq"]].add(c["pid"])
+                sigs[c["seq"]].add((c["op"], c["count"], c["dtype"], c["redop"], c["root"]))
+        if entered[v["seq"]] != comm_pids[comm] or len(sigs[v["seq"]]) != 1:
+            errs.append(f"H3 seq {v['seq']} was not entered by every rank with one signature")
+        if a.state and v["evidence"].get("state") != a.state.replace("_", " "):
+            errs.append(f"Table-4 state {v['evidence'].get('state')!r}, expected {a.state!r}")
     elif a.seq == "auto":
         # the stuck round: the first seq of the comm that not every rank
         # entered, or whose signature differs between ranks

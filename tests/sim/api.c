@@ -155,7 +155,7 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 		res = ncclSystemError;
 		goto fail;
 	}
-	res = sim_proxy_start_tag(tag, &comm->proxyState);
+	res = sim_proxy_create(tag, &comm->proxyState);
 	if (res)
 		goto fail;
 	res = sim_seg_join(comm, tag, hash, nranks, rank);
@@ -173,6 +173,8 @@ fail:
 static void comm_free(struct ncclComm *comm)
 {
 	sim_seg_leave(comm);
+	if (comm->proxyState)
+		sim_proxy_stop(comm->proxyState);
 	comm->destroyed = 1;
 	comm->startMagic = comm->endMagic = 0;
 	free(comm->peerBells);

@@ -356,11 +356,9 @@ static void kernel_run(void *arg)
 			if (op->consK < op->nchunks || !sends_done(op))
 				busy = 1;
 		}
-		if (moved) {
-			struct ncclProxyState *ps = plan->ops->comm->proxyState;
-
-			sim_bell_ring(ps->bell);
-		}
+		if (moved)	/* the plan may span communicators: each has its proxy */
+			for (op = plan->ops; op; op = op->next)
+				sim_bell_ring(op->comm->proxyState->bell);
 		if (!busy)
 			break;
 		if (!moved) {

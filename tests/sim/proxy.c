@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The proxy thread of the NCCL stand-in: one per process, like NCCL's.  It
+ * The proxy threads of the NCCL stand-in: one per communicator, like NCCL's.  Each
  * moves each op's data in steps over the per-channel, per-peer shared
  * memory connections and calls the profiler hook functions with NCCL 2.28's
  * names, signatures and call points (src/proxy.cc append, transport/net.cc
@@ -33,23 +33,34 @@
 /* the real NCCL hooks are local symbols that cannot be optimised away */
 #define HOOK static __attribute__((noipa, used))
 
-static struct ncclProxyState g_proxy = { .mu = PTHREAD_MUTEX_INITIALIZER };
+static struct ncclProxyState *g_states;	/* every proxy state, newest first */
+static pthread_mutex_t g_states_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_kernel_bell;		/* private futex: wakes kernels */
-static volatile sig_atomic_t g_dump;
+static volatile sig_atomic_t g_dump;	/* dump requests (a generation) */
 static uint64_t g_hook_calls;		/* profiler hook calls, for the dump */
+/*
+ * Like NCCL's hooks (which first test whether a profiler plugin is loaded),
+ * each starts with a plain load: x86 uprobes refuse a lock-prefixed first
+ * instruction (ENOTSUPP), which a bare atomic increment would be.
+ */
+static volatile int g_no_profiler_count;
+#define COUNT_HOOK() do { \
+		if (!g_no_profiler_count) \
+			__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED); \
+	} while (0)
 
 /* ---- profiler hooks (src/include/profiler.h, 2.27+) -------------------- */
 
 HOOK ncclResult_t ncclProfilerStartProxyOpEvent(int sub, struct ncclProxyArgs *args)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args) : "memory");
 	return ncclSuccess;
 }
 
 HOOK ncclResult_t ncclProfilerStopProxyOpEvent(int sub, struct ncclProxyArgs *args)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args) : "memory");
 	return ncclSuccess;
 }
@@ -57,7 +68,7 @@ HOOK ncclResult_t ncclProfilerStopProxyOpEvent(int sub, struct ncclProxyArgs *ar
 HOOK ncclResult_t ncclProfilerRecordProxyOpEventState(int sub, struct ncclProxyArgs *args,
 						       int state)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(state) : "memory");
 	return ncclSuccess;
 }
@@ -65,7 +76,7 @@ HOOK ncclResult_t ncclProfilerRecordProxyOpEventState(int sub, struct ncclProxyA
 HOOK ncclResult_t ncclProfilerStartSendProxyStepEvent(int sub, struct ncclProxyArgs *args,
 						       int stepId)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
 	return ncclSuccess;
 }
@@ -73,7 +84,7 @@ HOOK ncclResult_t ncclProfilerStartSendProxyStepEvent(int sub, struct ncclProxyA
 HOOK ncclResult_t ncclProfilerStartRecvProxyStepEvent(int sub, struct ncclProxyArgs *args,
 						       int stepId)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
 	return ncclSuccess;
 }
@@ -81,7 +92,7 @@ HOOK ncclResult_t ncclProfilerStartRecvProxyStepEvent(int sub, struct ncclProxyA
 HOOK ncclResult_t ncclProfilerStopProxyStepEvent(int sub, struct ncclProxyArgs *args,
 						  int stepId)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId) : "memory");
 	return ncclSuccess;
 }
@@ -89,7 +100,7 @@ HOOK ncclResult_t ncclProfilerStopProxyStepEvent(int sub, struct ncclProxyArgs *
 HOOK ncclResult_t ncclProfilerRecordProxyStepEventState(int sub, struct ncclProxyArgs *args,
 							 int stepId, int state)
 {
-	__atomic_add_fetch(&g_hook_calls, 1, __ATOMIC_RELAXED);
+	COUNT_HOOK();
 	__asm__ volatile("" : : "r"(sub), "r"(args), "r"(stepId), "r"(state) : "memory");
 	return ncclSuccess;
 }
@@ -127,12 +138,10 @@ static size_t chunk_len(const struct sim_op *op, int k)
 	return op->mbytes - off < SIM_STEP_BYTES ? op->mbytes - off : SIM_STEP_BYTES;
 }
 
-static uint64_t g_next_deadline;
-
-static void deadline(uint64_t t)
+static void deadline(struct ncclProxyState *ps, uint64_t t)
 {
-	if (t < g_next_deadline)
-		g_next_deadline = t;
+	if (t < ps->progressState.simNextDeadline)
+		ps->progressState.simNextDeadline = t;
 }
 
 static uint64_t step_latency_ns(size_t len, uint64_t now)
@@ -219,7 +228,7 @@ static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxySta
 				if (sub->done == (uint64_t)sub->nsteps)
 					args->done++;
 			} else {
-				deadline(sub->deliverAt[t % NCCL_STEPS]);
+				deadline(ps, sub->deliverAt[t % NCCL_STEPS]);
 			}
 		}
 	}
@@ -339,7 +348,7 @@ static void dump_active(struct ncclProxyState *ps)
 	fprintf(f, "ccld-sim: pid %d proxy state (%llu hook calls, net %s):\n",
 		(int)getpid(), (unsigned long long)g_hook_calls,
 		sim_net_stalled(sim_now_ns()) ? "stalled" : "ok");
-	for (a = ps->active; a; a = a->next) {
+	for (a = ps->progressState.active; a; a = a->next) {
 		for (s = 0; s < a->nsubs; s++) {
 			struct ncclProxySubArgs *b = a->subs + s;
 
@@ -363,12 +372,13 @@ static void dump_active(struct ncclProxyState *ps)
 static void *proxy_main(void *arg)
 {
 	struct ncclProxyState *ps = arg;
-	struct ncclProxyArgs **tailp = &ps->active, *a, **pp;
+	struct ncclProxyProgressState *st = &ps->progressState;
+	struct ncclProxyArgs **tailp, *a, **pp;
 	uint64_t now;
 
 	prctl(PR_SET_NAME, "ccldsim-proxy");
 	prctl(PR_SET_TIMERSLACK, 1000UL);
-	for (;;) {
+	while (!st->stop) {
 		uint32_t seen = __atomic_load_n(&ps->bell->seq, __ATOMIC_SEQ_CST);
 		struct ncclProxyArgs *in;
 		int progressed = 0, s;
@@ -389,7 +399,7 @@ static void *proxy_main(void *arg)
 			}
 			in = rev;
 		}
-		for (tailp = &ps->active; *tailp; tailp = &(*tailp)->next)
+		for (tailp = &st->active; *tailp; tailp = &(*tailp)->next)
 			;
 		while (in) {
 			a = in;
@@ -401,8 +411,8 @@ static void *proxy_main(void *arg)
 			tailp = &a->next;
 			progressed = 1;
 		}
-		g_next_deadline = UINT64_MAX;
-		for (pp = &ps->active; (a = *pp);) {
+		st->simNextDeadline = UINT64_MAX;
+		for (pp = &st->active; (a = *pp);) {
 			if (__atomic_load_n(&a->comm->abortFlag, __ATOMIC_ACQUIRE)) {
 				a->state = ncclProxyOpNone;
 			} else {
@@ -418,8 +428,8 @@ static void *proxy_main(void *arg)
 				pp = &a->next;
 			}
 		}
-		if (g_dump) {
-			g_dump = 0;
+		if (st->simDumpSeen != (unsigned)g_dump) {
+			st->simDumpSeen = (unsigned)g_dump;
 			dump_active(ps);
 		}
 		if (progressed)
@@ -428,8 +438,9 @@ static void *proxy_main(void *arg)
 		{
 			int64_t wait = 100000000;
 
-			if (g_next_deadline != UINT64_MAX)
-				wait = g_next_deadline > now ? (int64_t)(g_next_deadline - now) : 0;
+			if (st->simNextDeadline != UINT64_MAX)
+				wait = st->simNextDeadline > now ?
+				       (int64_t)(st->simNextDeadline - now) : 0;
 			if (wait > 100000000)
 				wait = 100000000;
 			if (wait == 0)
@@ -442,58 +453,83 @@ static void *proxy_main(void *arg)
 	return NULL;
 }
 
+/* async-signal-safe: the list is only ever prepended to */
 static void on_dump_signal(int sig)
 {
-	g_dump = 1;
-	if (g_proxy.bell)
-		sim_bell_ring(g_proxy.bell);
+	struct ncclProxyState *ps;
+
+	g_dump++;
+	for (ps = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); ps; ps = ps->simNext)
+		sim_bell_ring(ps->bell);
 	(void)sig;
 }
 
-static void unlink_bell(void)
+static void unlink_bells(void)
 {
-	shm_unlink(g_proxy.bellName);
+	struct ncclProxyState *ps;
+
+	for (ps = g_states; ps; ps = ps->simNext)
+		shm_unlink(ps->bellName);
 }
 
-/* Starts the process's proxy thread once; its doorbell is named by TAG. */
-ncclResult_t sim_proxy_start_tag(const char *tag, struct ncclProxyState **out)
+/* A communicator's proxy state and progress thread; its doorbell is named by TAG. */
+ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out)
 {
-	struct ncclProxyState *ps = &g_proxy;
+	static int nstates;
+	struct ncclProxyState *ps;
 	pthread_attr_t at;
 	const char *sig;
 	int err;
 
-	pthread_mutex_lock(&ps->mu);
-	if (ps->started) {
-		pthread_mutex_unlock(&ps->mu);
-		*out = ps;
-		return ncclSuccess;
+	ps = calloc(1, sizeof(*ps));
+	if (!ps) {
+		sim_set_last_error("cannot allocate a proxy state");
+		return ncclSystemError;
 	}
-	snprintf(ps->bellName, sizeof(ps->bellName), "/ccldsim-%s-b%d", tag, (int)getpid());
+	pthread_mutex_init(&ps->mu, NULL);
+	pthread_mutex_lock(&g_states_mu);
+	snprintf(ps->bellName, sizeof(ps->bellName), "/ccldsim-%s-b%d-%d", tag, (int)getpid(),
+		 nstates);
 	ps->bell = sim_bell_map(ps->bellName);
 	if (!ps->bell) {
-		pthread_mutex_unlock(&ps->mu);
+		pthread_mutex_unlock(&g_states_mu);
 		sim_set_last_error("cannot create the doorbell %s: %s", ps->bellName,
 				   strerror(errno));
+		free(ps);
 		return ncclSystemError;
 	}
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&ps->thread, &at, proxy_main, ps);
+	err = pthread_create(&ps->progressState.thread, &at, proxy_main, ps);
 	pthread_attr_destroy(&at);
 	if (err) {
-		pthread_mutex_unlock(&ps->mu);
+		pthread_mutex_unlock(&g_states_mu);
+		shm_unlink(ps->bellName);
 		sim_set_last_error("cannot start the proxy thread: %s", strerror(err));
+		free(ps);
 		return ncclSystemError;
 	}
-	ps->started = 1;
-	atexit(unlink_bell);
-	sig = getenv("NCCL_PROXY_DUMP_SIGNAL");
-	if (sig && atoi(sig) > 0)
-		signal(atoi(sig), on_dump_signal);
-	pthread_mutex_unlock(&ps->mu);
+	if (nstates++ == 0) {
+		atexit(unlink_bells);
+		sig = getenv("NCCL_PROXY_DUMP_SIGNAL");
+		if (sig && atoi(sig) > 0)
+			signal(atoi(sig), on_dump_signal);
+	}
+	ps->simNext = g_states;
+	__atomic_store_n(&g_states, ps, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_states_mu);
 	*out = ps;
 	return ncclSuccess;
+}
+
+/*
+ * The communicator is gone (its ops finished): the thread ends.  The state
+ * stays allocated, as peers may still ring its doorbell.
+ */
+void sim_proxy_stop(struct ncclProxyState *ps)
+{
+	ps->progressState.stop = 1;
+	sim_bell_ring(ps->bell);
 }
 
 void sim_proxy_post(struct ncclProxyState *ps, struct ncclProxyArgs *args, int is_recv)

@@ -145,14 +145,27 @@ struct ncclProxyArgs {
 	struct ncclProxySubArgs subs[NCCL_PROXY_MAX_SUBS];
 };
 
+/*
+ * As in NCCL (without NCCL_COMM_SPLIT_SHARE_RESOURCES): one proxy state and
+ * one progress thread per communicator.  progressState.thread and .active
+ * have NCCL's names: ccld maps a proxy hook's thread to its communicator
+ * and walks the active ops from comm->proxyState.
+ */
+struct ncclProxyProgressState {
+	pthread_t thread;		/* the progress thread */
+	volatile int stop;
+	struct ncclProxyArgs *active;	/* owned by the progress thread */
+	uint64_t simNextDeadline;	/* earliest pending network delivery */
+	unsigned simDumpSeen;		/* NCCL_PROXY_DUMP_SIGNAL generation handled */
+};
+
 struct ncclProxyState {
-	pthread_t thread;
 	pthread_mutex_t mu;
 	struct ncclProxyArgs *incoming;	/* handed over by launches */
-	struct ncclProxyArgs *active;	/* owned by the proxy thread */
-	struct sim_bell *bell;		/* this process's doorbell */
+	struct sim_bell *bell;		/* this comm's proxy doorbell */
 	char bellName[64];
-	int started;
+	struct ncclProxyProgressState progressState;
+	struct ncclProxyState *simNext;	/* every proxy state of the process */
 };
 
 /* ---- communicator ------------------------------------------------------ */
@@ -232,7 +245,8 @@ ncclResult_t sim_split_exchange(struct ncclComm *comm, int color, int key,
 struct sim_conn *sim_conn(struct ncclComm *comm, int kind, int ch, int src, int dst);
 
 /* proxy.c */
-ncclResult_t sim_proxy_start_tag(const char *tag, struct ncclProxyState **out);
+ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out);
+void sim_proxy_stop(struct ncclProxyState *ps);
 void sim_proxy_post(struct ncclProxyState *ps, struct ncclProxyArgs *args, int is_recv);
 void sim_kernel_bell_ring(void);
 void sim_kernel_bell_wait(uint32_t seen);

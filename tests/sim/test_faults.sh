@@ -25,7 +25,7 @@ echo "malformed values rejected with a message"
 stall() {	# kind, grep pattern the dump must show
 	local kind=$1 out=$TMP/$1.out a b
 	NCCL_PROXY_DUMP_SIGNAL=10 CCLD_SIM_FAULT="$kind rank=1 after_ms=400" \
-		"$JOB" --ranks 4 --steps 1000000 --compute-ms 1 -v --timeout 5 \
+		"$JOB" --ranks 4 --steps 1000000 --compute-ms 1 -v --timeout 8 \
 		--pidfile "$TMP/$kind.pids" >"$out" 2>&1 &
 	local job=$!
 	at_exit "kill $job"
@@ -34,6 +34,8 @@ stall() {	# kind, grep pattern the dump must show
 	a=$(grep -c ' done ' "$out")
 	sleep 1
 	b=$(grep -c ' done ' "$out")
+	kill -USR1 $(awk '{ print $2 }' "$TMP/$kind.pids")
+	sleep 0.5
 	kill -USR1 $(awk '{ print $2 }' "$TMP/$kind.pids")
 	wait $job
 	local rc=$?

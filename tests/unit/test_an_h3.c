@@ -117,6 +117,24 @@ static void gpustall(struct an_progress p[4][2])
 	prog(&p[3][1], 0, 2, AN_RECV, 12, 0, 8, 8);
 }
 
+/*
+ * The stand-in's netstall on rank 1 of a pair (ranks 2, 3 done): rank 1's
+ * send left and is never delivered; rank 0's send gets no credit from
+ * rank 1 (not transmitted); both receives wait.  Both ranks are ends of
+ * both stuck flows: the one whose own data never arrived is the cause.
+ */
+static void netstall_pair(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 1, AN_SEND, 1, 0, 0, 0);
+	prog(&p[0][1], 0, 1, AN_RECV, 1, 0, 0, 0);
+	prog(&p[1][0], 0, 0, AN_SEND, 1, 1, 0, 0);
+	prog(&p[1][1], 0, 0, AN_RECV, 1, 0, 0, 0);
+	prog(&p[2][0], 0, 3, AN_SEND, 16, 16, 0, 16);
+	prog(&p[2][1], 0, 3, AN_RECV, 16, 16, 16, 16);
+	prog(&p[3][0], 0, 2, AN_SEND, 16, 16, 0, 16);
+	prog(&p[3][1], 0, 2, AN_RECV, 16, 16, 16, 16);
+}
+
 /* tier C counters streamed while the step hooks are on */
 static void test_tier_c(void (*fill)(struct an_progress[4][2]), int culprit,
 			enum an_t4 t4, const char *word)
@@ -215,6 +233,7 @@ int main(void)
 	test_tier_b();
 	test_tier_c(netstall, 1, AN_T4_NOT_TRANSMITTED, "network");
 	test_tier_c(gpustall, 2, AN_T4_GPU_NOT_READY, "GPU");
+	test_tier_c(netstall_pair, 1, AN_T4_NOT_DELIVERED, "network");
 	test_snapshot(false);
 	test_snapshot(true);
 	test_counters_progress();

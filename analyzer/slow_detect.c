@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CCL-D slow detection (eqs. 1-3) and location (eq. 4) for one communicator
+ * (DESIGN.md section 5, docs/slow.md).  Each round is judged on its own as it
+ * arrives (R > thr), and an incident opens after slow rounds in `repeat`
+ * consecutive iterations, so that a verdict comes within `repeat` iterations
+ * of the onset; CCL-D's per-window round (largest Tmax - Tmin) is reported
+ * alongside.  O(nranks) per round, no allocation after sl_det_new().
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "slow.h"
+
+struct sl_det {
+	struct sl_config c;
+	uint32_t n;
+	struct sl_base base;
+	/* baseline learning: Welford over the rounds' maxima */
+	uint32_t bn;
+	double bmean, bm2;
+	bool have_first;
+	uint64_t t_first;
+	/* windows */
+	uint64_t w_start;
+	struct sl_window w, last_w;	/* in progress, last closed */
+	/* iterations */
+	uint64_t nrounds;
+	bool have_iter;
+	int64_t cur_iter;
+	uint64_t cur_first_t;
+	bool cur_slow;		/* the current iteration had a slow round */
+	uint32_t slow_streak, clean_streak;
+	int64_t clean_iter;	/* first iteration of the clean streak */
+	uint64_t clean_t;
+	/* the streak of slow iterations (candidate) or the incident */
+	bool active;
+	double best_spread;
+	struct sl_result res, out;	/* working copy, what sl_det_result shows */
+	double *rsum;		/* [n] rates summed over the slow rounds */
+	uint32_t *rcnt;		/* [n] */
+	double *rmean;		/* [n] of the active/last incident */
+	double *scratch;	/* [n] for the median */
+};
+
+void sl_config_default(struct sl_config *c)
+{
+	c->tbase_init_ns = 0;
+	c->base_rounds = 100;
+	c->base_ns = 120000000000ull;
+	c->r_floor = 0.5;
+	c->k_cv = 6;
+	c->window_ns = 60000000000ull;
+	c->repeat = 3;
+	c->alpha = 0.4;
+	c->beta = 0.6;
+}
+
+static void reset_result(struct sl_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->tbase_ns = r->thr = NAN;
+	r->tmax_ns = r->tmin_ns = r->r = r->p = NAN;
+	r->iter = -1;
+	r->culprit = r->s1_rank = r->s2_rank = -1;
+	r->s1_dur_ns = r->s1_z = r->s2_rate = r->rate_median = r->s2_z = NAN;
+	r->onset_iter = r->recover_iter = -1;
+}
+
+struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks)
+{
+	struct sl_det *d;
+	uint32_t i;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	if (c)
+		d->c = *c;
+	else
+		sl_config_default(&d->c);
+	c = &d->c;
+	if (!nranks || !c->base_rounds || !c->window_ns || !c->repeat ||
+	    !(c->alpha <= c->beta) || !(c->r_floor >= 0) || !(c->k_cv >= 0)) {
+		free(d);
+		return NULL;
+	}
+	d->n = nranks;
+	d->rsum = calloc(nranks, sizeof(*d->rsum));
+	d->rcnt = calloc(nranks, sizeof(*d->rcnt));
+	d->rmean = calloc(nranks, sizeof(*d->rmean));
+	d->scratch = calloc(nranks, sizeof(*d->scratch));
+	if (!d->rsum || !d->rcnt || !d->rmean || !d->scratch) {
+		sl_det_free(d);
+		return NULL;
+	}
+	for (i = 0; i < nranks; i++)
+		d->rmean[i] = NAN;
+	d->base.learned_ns = d->base.cv = d->base.tbase_ns = NAN;
+	d->base.thr = c->r_floor;
+	if (c->tbase_init_ns > 0) {
+		/* eq. 1: the configured value until the baseline is learned */
+		d->base.known = d->base.configured = true;
+		d->base.tbase_ns = c->tbase_init_ns;
+	}
+	d->last_w.iter = d->w.iter = -1;
+	reset_result(&d->res);
+	reset_result(&d->out);
+	return d;
+}
+
+void sl_det_free(struct sl_det *d)
+{
+	if (!d)
+		return;
+	free(d->rsum);
+	free(d->rcnt);
+	free(d->rmean);
+	free(d->scratch);
+	free(d);
+}
+
+const struct sl_base *sl_det_base(const struct sl_det *d)
+{
+	return &d->base;
+}
+
+const struct sl_window *sl_det_window(const struct sl_det *d)
+{
+	return &d->last_w;
+}
+
+const struct sl_result *sl_det_result(const struct sl_det *d)
+{
+	return &d->out;
+}
+
+const double *sl_det_rates(const struct sl_det *d)
+{
+	return d->rmean;
+}
+
+static void finish_baseline(struct sl_det *d)
+{
+	struct sl_base *b = &d->base;
+	double sd = d->bn > 1 ? sqrt(d->bm2 / (d->bn - 1)) : 0;
+
+	b->learned = true;
+	b->m = d->bn;
+	b->learned_ns = d->bmean;
+	b->cv = d->bmean > 0 ? sd / d->bmean : 0;
+	b->thr = fmax(d->c.r_floor, d->c.k_cv * b->cv);
+	/* a learned baseline that is itself slow against the configured one
+	 * would hide the slowdown: keep the configured value (slow-at-start) */
+	if (d->c.tbase_init_ns > 0 &&
+	    (d->bmean - d->c.tbase_init_ns) / d->c.tbase_init_ns > b->thr) {
+		b->configured = true;
+		b->tbase_ns = d->c.tbase_init_ns;
+	} else {
+		b->configured = false;
+		b->tbase_ns = d->bmean;
+	}
+	b->known = b->tbase_ns > 0;
+}
+
+static void close_window(struct sl_det *d, uint64_t t)
+{
+	uint64_t k = (t - d->w_start) / d->c.window_ns;
+	struct sl_window *w = &d->w;
+
+	w->t_start = d->w_start;
+	w->t_end = d->w_start + d->c.window_ns;
+	w->r = d->base.known ? (w->tmax_ns - d->base.tbase_ns) / d->base.tbase_ns : NAN;
+	w->slow = w->r > d->base.thr;
+	d->last_w = *w;
+	memset(w, 0, sizeof(*w));
+	w->iter = -1;
+	d->w_start += k * d->c.window_ns;
+}
+
+/* S2 candidate over the accumulated rates; with_median only when reported */
+static void rate_culprit(struct sl_det *d, bool with_median)
+{
+	struct sl_result *r = &d->res;
+	double m = 0, m2 = 0, lo = INFINITY;
+	uint32_t i, k = 0;
+	int32_t at = -1;
+
+	for (i = 0; i < d->n; i++) {
+		double x, dx;
+
+		if (!d->rcnt[i]) {
+			d->rmean[i] = NAN;
+			continue;
+		}
+		x = d->rmean[i] = d->rsum[i] / d->rcnt[i];
+		k++;
+		dx = x - m;
+		m += dx / k;
+		m2 += dx * (x - m);
+		if (x < lo) {
+			lo = x;
+			at = (int32_t)i;
+		}
+	}
+	r->s2_rank = at;
+	r->s2_rate = at >= 0 ? lo : NAN;
+	r->s2_z = at >= 0 ? (m2 > 0 ? (lo - m) / sqrt(m2 / k) : 0) : NAN;
+	if (with_median)
+		r->rate_median = sl_median(d->rmean, d->n, d->scratch);
+}
+
+/* class and culprit of the located round; true if they changed */
+static bool locate(struct sl_det *d, bool with_median)
+{
+	struct sl_result *r = &d->res;
+	int32_t old_cul = r->culprit, old_s1 = r->s1_rank, old_s2 = r->s2_rank;
+	enum sl_class old_cls = r->cls;
+
+	rate_culprit(d, with_median);
+	r->p = (r->tmax_ns - r->tmin_ns) / (r->tmax_ns - r->tbase_ns);
+	if (r->p > d->c.beta)
+		r->cls = SL_S1;
+	else if (r->p < d->c.alpha)
+		r->cls = SL_S2;
+	else
+		r->cls = SL_S3;
+	r->culprit = r->cls == SL_S2 ? r->s2_rank : r->s1_rank;
+	return r->cls != old_cls || r->culprit != old_cul || r->s1_rank != old_s1 ||
+	       r->s2_rank != old_s2;
+}
+
+/* iterations first_iter.. (count of them) had no slow round */
+static int clean_iters(struct sl_det *d, int64_t first_iter, uint64_t first_t, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (!d->clean_streak) {
+		d->clean_iter = first_iter;
+		d->clean_t = first_t;
+	}
+	d->clean_streak += count > UINT32_MAX - d->clean_streak ? 0 : (uint32_t)count;
+	d->slow_streak = 0;
+	if (!d->active || d->clean_streak < d->c.repeat)
+		return 0;
+	d->active = false;
+	d->res.active = false;
+	d->res.recover_iter = d->clean_iter;
+	d->res.recover_ns = d->clean_t;
+	d->out = d->res;
+	return SL_EV_RECOVERY;
+}
+
+/* a new iteration (or the first) begins with this round */
+static int next_iter(struct sl_det *d, int64_t it, uint64_t t)
+{
+	int ev = 0;
+
+	if (d->have_iter && it <= d->cur_iter)
+		return 0;	/* same iteration (or out of order: kept in it) */
+	if (d->have_iter) {
+		uint64_t gap = (uint64_t)(it - d->cur_iter - 1);
+
+		/* iterations without a round of this comm count as clean */
+		if (!d->cur_slow)
+			ev |= clean_iters(d, d->cur_iter, d->cur_first_t, 1 + gap);
+		else
+			ev |= clean_iters(d, d->cur_iter + 1, t, gap);
+	}
+	d->have_iter = true;
+	d->cur_iter = it;
+	d->cur_first_t = t;
+	d->cur_slow = false;
+	return ev;
+}
+
+struct round_stats {
+	double tmax, tmin, mean, sd;
+	int32_t imin;
+};
+
+static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct round_stats *s,
+		      double r_val)
+{
+	struct sl_result *r = &d->res;
+	bool moved = false, changed;
+	uint32_t i;
+
+	if (!d->cur_slow) {
+		d->cur_slow = true;
+		d->clean_streak = 0;
+		d->slow_streak++;
+		if (!d->active && d->slow_streak == 1) {
+			/* a new streak: start the candidate incident afresh */
+			reset_result(r);
+			r->at_start = !d->base.learned;
+			r->onset_iter = d->cur_iter;
+			r->onset_ns = rd->t_ns;
+			d->best_spread = -1;
+			memset(d->rsum, 0, d->n * sizeof(*d->rsum));
+			memset(d->rcnt, 0, d->n * sizeof(*d->rcnt));
+		}
+	}
+	r->slow_rounds++;
+	if (rd->rate) {
+		for (i = 0; i < d->n; i++) {
+			if (isfinite(rd->rate[i])) {
+				d->rsum[i] += rd->rate[i];
+				d->rcnt[i]++;
+			}
+		}
+	}
+	if (s->tmax - s->tmin > d->best_spread) {
+		d->best_spread = s->tmax - s->tmin;
+		r->iter = d->cur_iter;
+		r->t_ns = rd->t_ns;
+		r->tmax_ns = s->tmax;
+		r->tmin_ns = s->tmin;
+		r->tbase_ns = d->base.tbase_ns;
+		r->thr = d->base.thr;
+		r->r = r_val;
+		r->s1_rank = s->imin;
+		r->s1_dur_ns = s->tmin;
+		r->s1_z = s->sd > 0 ? (s->tmin - s->mean) / s->sd : 0;
+		moved = true;
+	}
+	if (!d->active) {
+		if (d->slow_streak < d->c.repeat)
+			return 0;
+		d->active = true;
+		r->active = true;
+		locate(d, true);
+		d->out = *r;
+		return SL_EV_ONSET;
+	}
+	changed = locate(d, false) || moved;
+	if (changed)
+		r->rate_median = sl_median(d->rmean, d->n, d->scratch);
+	else
+		r->rate_median = d->out.rate_median;	/* not recomputed */
+	d->out = *r;
+	return changed ? SL_EV_UPDATE : 0;
+}
+
+int sl_det_round(struct sl_det *d, const struct sl_round *rd)
+{
+	struct round_stats s = { -INFINITY, INFINITY, 0, 0, -1 };
+	double x0 = NAN, sum = 0, sum2 = 0, r_val = NAN;
+	uint64_t t = rd->t_ns;
+	int64_t it;
+	uint32_t i, k = 0;
+	bool in_base = false;
+	int ev = 0;
+
+	for (i = 0; i < d->n; i++) {
+		double x = rd->dur_ns[i], dx;
+
+		if (!isfinite(x))
+			continue;
+		if (!k++)
+			x0 = x;
+		/* shifted sums: no cancellation, one pass */
+		dx = x - x0;
+		sum += dx;
+		sum2 += dx * dx;
+		if (x > s.tmax)
+			s.tmax = x;
+		if (x < s.tmin) {
+			s.tmin = x;
+			s.imin = (int32_t)i;
+		}
+	}
+	if (!k)
+		return 0;
+	s.mean = x0 + sum / k;
+	s.sd = sqrt(fmax(sum2 / k - (sum / k) * (sum / k), 0));
+	it = rd->iter >= 0 ? rd->iter : (int64_t)d->nrounds;
+	d->nrounds++;
+
+	if (!d->have_first) {
+		d->have_first = true;
+		d->t_first = t;
+		d->w_start = t;
+	}
+	if (t >= d->w_start + d->c.window_ns) {
+		if (d->w.rounds) {
+			close_window(d, t);
+			ev |= SL_EV_WINDOW;
+		} else {
+			d->w_start += (t - d->w_start) / d->c.window_ns * d->c.window_ns;
+		}
+	}
+
+	/* eq. 1: the first m = min(base_rounds, rounds within base_ns) rounds */
+	if (!d->base.learned) {
+		if (d->bn < d->c.base_rounds && t - d->t_first < d->c.base_ns) {
+			double dx = s.tmax - d->bmean;
+
+			in_base = true;
+			d->bn++;
+			d->bmean += dx / d->bn;
+			d->bm2 += dx * (s.tmax - d->bmean);
+		} else {
+			finish_baseline(d);
+			ev |= SL_EV_BASELINE;
+		}
+	}
+
+	if (d->base.known) {
+		r_val = (s.tmax - d->base.tbase_ns) / d->base.tbase_ns;
+		if (r_val > d->base.thr)
+			ev |= SL_EV_SLOW_ROUND;
+	}
+	/* eq. 2: the window's round with the largest spread */
+	if (!d->w.rounds || s.tmax - s.tmin > d->w.tmax_ns - d->w.tmin_ns) {
+		d->w.iter = it;
+		d->w.t_ns = t;
+		d->w.tmax_ns = s.tmax;
+		d->w.tmin_ns = s.tmin;
+	}
+	d->w.rounds++;
+
+	ev |= next_iter(d, it, t);
+	if (ev & SL_EV_SLOW_ROUND)
+		ev |= slow_round(d, rd, &s, r_val);
+
+	if (in_base && d->bn == d->c.base_rounds) {
+		finish_baseline(d);
+		ev |= SL_EV_BASELINE;
+	}
+	return ev;
+}
