@@ -126,7 +126,7 @@ tests-build: $(UNIT_BINS)
 # the sources it needs like the fuzz targets; metrics.o needs libmicrohttpd
 FLEET_DRV  := $(OUT)/tests/fleet/fleet_stream_drv
 $(FLEET_DRV): tests/fleet/fleet_stream_drv.c user/fleet_stream.c \
-	      user/fleet_stream.h user/metrics.c user/metrics.h
+	      user/fleet_stream.h user/metrics.c user/metrics.h user/errbuf.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iuser -o $@ \
@@ -156,7 +156,7 @@ $(OUT)/tests/bench/bench_calls_real: tests/bench/bench_calls.c
 bench-build: $(BENCH_BINS) $(OUT)/tests/bench/bench_capture
 
 # slow detector + locator per window (docs/slow.md), from its pure sources
-$(OUT)/tests/bench/bench_locator: tests/bench/bench_locator.c analyzer/slow_detect.c \
+$(OUT)/tests/bench/bench_locator: tests/bench/bench_locator.c tests/unit/splitmix.h analyzer/slow_detect.c \
 				  analyzer/slow_stats.c analyzer/slow.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)

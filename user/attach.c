@@ -15,6 +15,8 @@
 #include "proxy.skel.h"
 #include "procmaps.h"
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 static char not_nccl_mark;
 
 /* The BPF program that decodes each tier A function's arguments. */
@@ -196,12 +198,16 @@ static int attach_proxy_lib(struct attacher *a, struct traced_lib *lib,
 	}
 	for (i = 0; i < nccl_hooks_n; i++) {
 		const struct hook_def *h = &nccl_hooks[i];
-		long off;
+		long off = elfsym_offset(es, h->symbol);
 
-		if (h->fn != CCLD_FN_PROXY_OP_START && h->fn != CCLD_FN_PROXY_OP_STOP)
-			continue;
-		off = elfsym_offset(es, h->symbol);
 		if (off < 0)
+			continue;
+		if (is_step_hook(h->fn) && lib->nstep < (int)ARRAY_LEN(lib->step_off)) {
+			lib->step_off[lib->nstep] = off;
+			lib->step_hook[lib->nstep++] = h;
+			continue;
+		}
+		if (h->fn != CCLD_FN_PROXY_OP_START && h->fn != CCLD_FN_PROXY_OP_STOP)
 			continue;
 		ret = attach_one(a, lib, proxy_prog(a->proxy_skel, h->fn), off,
 				 ((__u64)slot << 16) | h->fn, false, h->symbol,
@@ -451,26 +457,18 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 	sl->since_ns = now_ns;
 	for (i = 0; i < a->nlibs && !ret; i++) {
 		struct traced_lib *lib = a->libs[i];
-		struct elf_syms *es;
 
 		if (lib->cuda || lib->ldso || !lib->layouts.proxy.valid)
 			continue;
-		es = elfsym_open(lib->path, err, errlen);
-		if (!es) {
-			ret = -EIO;
-			break;
-		}
-		for (j = 0; j < nccl_hooks_n && !ret; j++) {
-			const struct hook_def *h = &nccl_hooks[j];
+		for (j = 0; j < lib->nstep && !ret; j++) {
+			const struct hook_def *h = lib->step_hook[j];
+			int fn = h->fn;
 			LIBBPF_OPTS(bpf_uprobe_opts, opts,
-				    .bpf_cookie = ((__u64)lib->slot << 16) | h->fn);
+				    .bpf_cookie = ((__u64)lib->slot << 16) | fn);
 			struct bpf_link *l, **nl;
-			long off;
 
-			if (!is_step_hook(h->fn) || (off = elfsym_offset(es, h->symbol)) < 0)
-				continue;
-			l = bpf_program__attach_uprobe_opts(proxy_prog(a->proxy_skel, h->fn),
-							    pid, lib->path, off, &opts);
+			l = bpf_program__attach_uprobe_opts(proxy_prog(a->proxy_skel, fn), pid,
+							    lib->path, lib->step_off[j], &opts);
 			if (!l) {
 				ret = -errno;
 				snprintf(err, errlen, "cannot attach step hook %s for pid %d: %s",
@@ -486,7 +484,6 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 			sl->links = nl;
 			sl->links[sl->n++] = l;
 		}
-		elfsym_close(es);
 	}
 	if (!ret)
 		ret = hmap_put(&a->step_links, key, sl);

@@ -18,6 +18,7 @@
 struct nccl_api_bpf;
 struct cuda_bpf;
 struct proxy_bpf;
+struct hook_def;
 struct bpf_link;
 
 #define MAX_PROGRESS_FNS 8	/* transports with their own progress function */
@@ -37,6 +38,10 @@ struct traced_lib {
 	long send_progress[MAX_PROGRESS_FNS];
 	long recv_progress[MAX_PROGRESS_FNS];
 	int nsend_progress, nrecv_progress;
+	/* tier C step hooks, resolved at attach, attached per PID on demand */
+	long step_off[4];
+	const struct hook_def *step_hook[4];
+	int nstep;
 	bool cuda;		/* a CUDA runtime/driver library (tier B) */
 	bool ldso;		/* the dynamic loader (new-process hook) */
 };

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <hiredis/hiredis.h>
+#include "errbuf.h"
 #include "fleet_stream.h"
 
 #define FLUSH_CHUNK	1024	/* XADDs per pipelined round trip */
@@ -43,20 +43,6 @@ static struct timeval ms_tv(unsigned ms)
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
 
 	return tv;
-}
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /*

@@ -14,7 +14,6 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include "errbuf.h"
 #include "metrics.h"
 
 #define MAX_LABELS		32
@@ -556,20 +556,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
-}
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* A listening socket on ADDR, or -1 with ERR. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "slow.h"
+#include "../unit/splitmix.h"
 
 #define ROUNDS	60
 #define T	1e6
@@ -24,16 +25,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double u01(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
 }
 
 /* rank `slow` computes `extra` ns more: the others wait for it (S1) */

@@ -4,19 +4,9 @@
 #include <stdlib.h>
 #include "check.h"
 #include "slow.h"
+#include "splitmix.h"
 
 #define SEEDS 30
-
-/* splitmix64: the same sequence on every machine */
-static double u01(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
-}
 
 /* level * (1 +- 20%), uniform */
 static double noisy(uint64_t *s, double level)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "check.h"
 #include "slow.h"
+#include "splitmix.h"
 
 #define NEAR(a, b, eps) (fabs((a) - (b)) <= (eps))
 #define T 1e6			/* normal round: 1 ms */
@@ -16,16 +17,6 @@ struct job {
 	uint64_t t;
 	uint64_t rounds;
 };
-
-static double u01(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
-}
 
 static void job_init(struct job *j, uint32_t n, uint64_t seed)
 {
