@@ -38,6 +38,8 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
 	hmap_init(&an->procmap);
+	/* CCLD_AN_DEBUG: the picture behind each evaluation, on stderr */
+	an->debug = getenv("CCLD_AN_DEBUG") != NULL;
 	return an;
 }
 
@@ -293,6 +295,7 @@ static struct an_p2p *p2p_get(struct an *an, struct an_rank *r, int32_t peer)
 static void sig_of(struct an_sig *s, const struct an_op *op)
 {
 	s->seq = op->seq;
+	s->t_enter = op->t_ns;
 	s->count = op->count;
 	s->root = op->root;
 	s->fn = (uint8_t)op->fn;
@@ -431,7 +434,38 @@ void an_complete_upto(struct an *an, const struct an_key *k, int64_t upto,
 static bool same_sub(const struct an_progress *a, const struct an_progress *b)
 {
 	return a->channel == b->channel && a->peer == b->peer &&
-	       a->dir == b->dir;
+	       a->dir == b->dir && a->op == b->op;
+}
+
+static bool sub_finished(const struct an_progress *p)
+{
+	return p->nsteps && p->done >= p->nsteps;
+}
+
+/* when OP was first seen on rank R (another sub of it), else T_NS */
+static uint64_t first_seen(const struct an_progress *subs, uint32_t n,
+			   uint64_t op, uint64_t t_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (subs[i].op == op)
+			return subs[i].t_first;
+	return t_ns;
+}
+
+/*
+ * A new proxy op on rank R: the finished subs of other ops say nothing
+ * any more (the unfinished ones do: several ops can be in flight).
+ */
+static void prune_finished(struct an_rank *r, uint64_t op)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < r->nsubs; i++)
+		if (r->subs[i].op == op || !sub_finished(&r->subs[i]))
+			r->subs[n++] = r->subs[i];
+	r->nsubs = n;
 }
 
 static bool advanced(const struct an_progress *o, const struct an_progress *n)
@@ -447,6 +481,7 @@ void an_progress(struct an *an, const struct an_key *k,
 	struct an_progress *s;
 	struct an_rank *r;
 	bool adv = true;
+	uint64_t tf;
 	uint32_t i;
 
 	an->stats.records++;
@@ -458,6 +493,10 @@ void an_progress(struct an *an, const struct an_key *k,
 		if (same_sub(&r->subs[i], p))
 			break;
 	if (i == r->nsubs) {
+		tf = first_seen(r->subs, r->nsubs, p->op, t_ns);
+		if (tf == t_ns)
+			prune_finished(r, p->op);
+		i = r->nsubs;
 		s = an_grow(an, r->subs, &r->cap_subs, r->nsubs + 1, sizeof(*s));
 		if (!s)
 			return;
@@ -465,8 +504,11 @@ void an_progress(struct an *an, const struct an_key *k,
 		r->nsubs++;
 	} else {
 		adv = advanced(&r->subs[i], p);
+		tf = r->subs[i].t_first;
 	}
 	r->subs[i] = *p;
+	r->subs[i].t_first = tf;
+	r->tierc = 1;
 	if (adv) {
 		r->last_ns = t_ns;
 		progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
@@ -480,21 +522,33 @@ void an_snapshot(struct an *an, const struct an_key *k,
 {
 	struct an_progress *s;
 	struct an_rank *r;
+	uint64_t *tf;
 	size_t i;
 
 	an->stats.records++;
 	if (!(r = an_rank_get(an, k, false)) || n > UINT32_MAX / 2)
 		return;
-	s = an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s));
-	if (!s)
+	/* ops already seen keep their first sighting: the stream order */
+	tf = calloc(n ? n : 1, sizeof(*tf));
+	if (!tf)
 		return;
-	r->subs = s;
 	for (i = 0; i < n; i++)
+		tf[i] = first_seen(r->subs, r->nsubs, p[i].op, t_ns);
+	s = an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s));
+	if (!s) {
+		free(tf);
+		return;
+	}
+	r->subs = s;
+	for (i = 0; i < n; i++) {
 		s[i] = p[i];
+		s[i].t_first = tf[i];
+	}
+	free(tf);
 	r->nsubs = (uint32_t)n;
+	r->tierc = 1;
 	/* a snapshot is a look, not progress: only the picture changes */
 	an_comm_get(an, k->comm, 0, false)->version++;
-	(void)t_ns;
 }
 
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,

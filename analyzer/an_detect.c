@@ -18,6 +18,8 @@ struct node {
 	uint32_t qhost;		/* on this host's clock */
 	uint64_t qlast;
 	bool cand;		/* past its threshold */
+	bool closed;		/* its open ranks' GPUs all execute it */
+	bool held;		/* edge from the GPU hold graph */
 	int edge;		/* the node that blocks this one, -1 */
 };
 
@@ -191,6 +193,18 @@ static bool any_down(const struct an *an, const struct an_comm *c)
 
 static int evidence_rank(const struct an_status *st);
 
+/*
+ * An H3 whose culprit's own data left and was never delivered: no
+ * backpressure from another comm produces that state (the culprit waits on
+ * no one), so it is as definite as a rank that never entered.
+ */
+static bool definite_h3(const struct an_status *st)
+{
+	return st->cls == AN_H3 &&
+	       (st->net_global ||
+		(st->t4 == AN_T4_NOT_DELIVERED && !st->t4_remote));
+}
+
 /* among MASK: the most definite evidence, then the one that stalled first */
 static int pick(struct node *nodes, uint64_t mask)
 {
@@ -234,7 +248,7 @@ static int evidence_rank(const struct an_status *st)
 {
 	if (st->cls == AN_H2)
 		return 3;
-	if (st->cls == AN_H1)
+	if (st->cls == AN_H1 || definite_h3(st))
 		return 2;
 	return located(st) ? 1 : 0;
 }
@@ -288,7 +302,7 @@ static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t in = 0, m = 0;
 
-		if (nodes[i].edge >= 0 || !weak(st))
+		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -303,6 +317,229 @@ static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
 		if (m)
 			nodes[i].edge = pick(nodes, m);
 	}
+}
+
+/* per process: stuck flows it is an end of, and in which nodes */
+struct net_count {
+	uint32_t *ends;
+	uint64_t *nodes;
+	int node;
+};
+
+static void count_end(struct net_count *nc, uint32_t proc, int node)
+{
+	if (!proc)
+		return;
+	nc->ends[proc - 1]++;
+	nc->nodes[proc - 1] |= 1ull << node;
+}
+
+static void count_flow(void *ctx, struct an_comm *c, int32_t sender,
+		       const struct an_progress *p, enum an_t4 t4)
+{
+	struct net_count *nc = ctx;
+
+	(void)t4;
+	count_end(nc, c->r[sender].proc, nc->node);
+	if (p->peer >= 0 && p->peer < c->nranks && p->peer != sender)
+		count_end(nc, c->r[p->peer].proc, nc->node);
+}
+
+static int popcount64(uint64_t m)
+{
+	return __builtin_popcountll(m);
+}
+
+/*
+ * Mycroft 5.3 across comms: a faulty NIC is an end of every flow it
+ * stalls, in every comm its rank is in, while a comm seen alone may show
+ * only one stuck flow with two ends (a pair), or a sender that waits for
+ * the credit a dead receiver never sends.  The process that is the end of
+ * the most stuck flows, strictly, in two comms or more, is the network
+ * culprit: every stalled H3 comm where it is an end names it.  Returns its
+ * process index + 1, 0 for none.
+ */
+static void net_narrow(struct an *an, struct node *nodes, int nn)
+{
+	struct net_count nc = { 0 };
+	uint32_t best = 0, second = 0, p, np = an->nprocs;
+	int i;
+
+	if (!np)
+		return;
+	nc.ends = calloc(np, sizeof(*nc.ends));
+	nc.nodes = calloc(np, sizeof(*nc.nodes));
+	if (!nc.ends || !nc.nodes)
+		goto out;
+	for (i = 0; i < nn; i++) {
+		if (nodes[i].c->st.cls != AN_H3)
+			continue;
+		nc.node = i;
+		an_stuck_flows(an, nodes[i].c, count_flow, &nc);
+	}
+	for (p = 0; p < np; p++) {
+		if (!best || nc.ends[p] > nc.ends[best - 1]) {
+			second = best;
+			best = p + 1;
+		} else if (!second || nc.ends[p] > nc.ends[second - 1]) {
+			second = p + 1;
+		}
+	}
+	if (!best || nc.ends[best - 1] < 2 ||
+	    popcount64(nc.nodes[best - 1]) < 2 ||
+	    (second && nc.ends[second - 1] >= nc.ends[best - 1])) {
+		goto out;
+	}
+	for (i = 0; i < nn; i++) {
+		struct an_comm *c = nodes[i].c;
+		int32_t r;
+
+		if (!(nc.nodes[best - 1] >> i & 1))
+			continue;
+		for (r = 0; r < c->nranks; r++)
+			if (c->r[r].proc == best &&
+			    an_locate_net(an, c, r, nc.ends[best - 1],
+					  (uint32_t)popcount64(nc.nodes[best - 1])))
+				break;
+		c->analyzed = 0;	/* its own picture first, next time */
+	}
+out:
+	free(nc.ends);
+	free(nc.nodes);
+}
+
+/*
+ * The hold graph: a comm whose open rank's GPU executes another stalled
+ * comm waits for that comm; a comm whose open ranks' GPUs all execute it is
+ * where the incident is (closed: no other rule makes it a cascade).  An H1
+ * whose culprits' GPUs are all held elsewhere waits there too (its CPU
+ * waits for its GPU, e.g. in a stream synchronize).
+ */
+static void hold_edges(struct an *an, struct node *nodes, int nn)
+{
+	int i, k;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		bool open = false, known = true;
+		uint64_t m = 0;
+
+		nodes[i].closed = nodes[i].held = false;
+		if (any_down(an, c))
+			continue;
+		if (st->cls == AN_H1) {
+			for (k = 0; k < (int)st->ncul; k++) {
+				const struct an_proc *p = an_proc_of(an, &c->r[st->cul[k]]);
+
+				if (!p || !p->gpu_known || !p->gpu_comm ||
+				    p->gpu_comm == c || p->gpu_comm->node < 0) {
+					m = 0;
+					break;
+				}
+				m |= 1ull << p->gpu_comm->node;
+			}
+		} else if (st->cls == AN_H3) {
+			int32_t r;
+
+			for (r = 0; r < c->nranks; r++) {
+				const struct an_proc *p = an_proc_of(an, &c->r[r]);
+				uint64_t op, t;
+				enum an_hold h = an_rank_pending(c, r, &op, &t);
+
+				/* a rank open on a later op of this comm is ahead */
+				if (h == AN_HOLD_NONE ||
+				    (h == AN_HOLD_OPEN && c->st.open_op && op != c->st.open_op))
+					continue;
+				if (h == AN_HOLD_UNKNOWN || !p || !p->gpu_known ||
+				    !p->gpu_comm || p->gpu_comm->node < 0)
+					known = false;
+				else if (p->gpu_comm == c)
+					open = true;
+				else
+					m |= 1ull << p->gpu_comm->node;
+			}
+		}
+		if (m) {
+			nodes[i].edge = pick(nodes, m);
+			nodes[i].held = true;
+		} else if (open && known) {
+			nodes[i].edge = -1;
+			nodes[i].closed = true;
+		}
+	}
+}
+
+/*
+ * Where each process's GPU is: it runs the ops of its stream in the order
+ * the CPU launched them, so among the stalled comms the oldest proxy op
+ * with unfinished work holds its GPU, and every later one waits behind it
+ * (Mycroft 5.2's dependency, ordered by the stream).  Unknown where ops it
+ * entered earlier have no proxy data to say (intra-node comms); idle
+ * (known, no comm) where nothing is pending.  Bumps an->gpu_gen on change,
+ * so that comms are located again with the new picture.
+ */
+static void locate_gpus(struct an *an, struct an_comm **cs, int n)
+{
+	uint64_t *best_t, *unk_t;
+	uint32_t p, np = an->nprocs ? an->nprocs : 1;
+	struct an_comm **gc;
+	uint64_t *gop;
+	bool changed = false;
+	int i;
+
+	best_t = calloc(np, sizeof(*best_t));
+	unk_t = calloc(np, sizeof(*unk_t));
+	gc = calloc(np, sizeof(*gc));
+	gop = calloc(np, sizeof(*gop));
+	if (!best_t || !unk_t || !gc || !gop)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct an_comm *c = cs[i];
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++) {
+			uint64_t op, t;
+			enum an_hold h = an_rank_pending(c, r, &op, &t);
+
+			p = c->r[r].proc;
+			if (an->debug && p)
+				fprintf(stderr, "an: gpu? pid %u comm %016llx h %d op %llx t %llu tierb %d\n",
+					an->procs[p - 1].pid, (unsigned long long)c->hash, h,
+					(unsigned long long)op, (unsigned long long)(t % 100000000000ull),
+					c->r[r].tierb);
+			if (!p || h == AN_HOLD_NONE)
+				continue;
+			if (h == AN_HOLD_UNKNOWN) {
+				if (!unk_t[p - 1] || t < unk_t[p - 1])
+					unk_t[p - 1] = t;
+			} else if (!best_t[p - 1] || t < best_t[p - 1] ||
+				   (t == best_t[p - 1] && op < gop[p - 1])) {
+				best_t[p - 1] = t;
+				gc[p - 1] = c;
+				gop[p - 1] = op;
+			}
+		}
+	}
+	for (p = 0; p < an->nprocs; p++) {
+		struct an_proc *pr = &an->procs[p];
+		bool known = !unk_t[p] || (best_t[p] && unk_t[p] > best_t[p]);
+
+		if (!known)
+			gc[p] = NULL, gop[p] = 0;
+		changed |= pr->gpu_known != known || pr->gpu_comm != gc[p] ||
+			   pr->gpu_op != gop[p];
+		pr->gpu_known = known;
+		pr->gpu_comm = gc[p];
+		pr->gpu_op = gop[p];
+	}
+	if (changed)
+		an->gpu_gen++;
+out:
+	free(best_t);
+	free(unk_t);
+	free(gc);
+	free(gop);
 }
 
 static void link_nodes(struct an *an, struct node *nodes, int nn)
@@ -342,7 +579,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		uint64_t m = ~(1ull << i);
 
 		nodes[i].edge = -1;
-		if (!st->ncul || st->ncul > AN_EDGE_MAX_CUL || any_down(an, c))
+		if (!st->ncul || st->ncul > AN_EDGE_MAX_CUL || any_down(an, c) ||
+		    definite_h3(st))
 			continue;
 		for (k = 0; k < (int)st->ncul && m; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -351,6 +589,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		}
 		nodes[i].edge = pick(nodes, m);
 	}
+	hold_edges(an, nodes, nn);
 	/*
 	 * A comm stuck with no located cause (H3, no progress data), one of
 	 * whose waiting ranks also waits in a comm with a located cause: that
@@ -363,7 +602,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = 0;
 
-		if (located_mask >> i & 1)
+		if ((located_mask >> i & 1) || nodes[i].closed || nodes[i].held)
 			continue;
 		for (k = 0; k < (int)st->nwait; k++) {
 			uint32_t p = c->r[st->wait[k]].proc;
@@ -385,7 +624,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = 0;
 
-		if (nodes[i].edge >= 0 || !weak(st))
+		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -405,7 +644,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = 0;
 
-		if (nodes[i].edge >= 0 || st->ncul > AN_EDGE_MAX_CUL)
+		if (nodes[i].edge >= 0 || nodes[i].closed ||
+		    st->ncul > AN_EDGE_MAX_CUL)
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -449,6 +689,44 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 	merge_weak_roots(an, nodes, nn);
 }
 
+/* CCLD_AN_DEBUG: the picture behind the verdicts, on stderr */
+static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
+{
+	int i;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_comm *c = nodes[i].c;
+		int32_t r;
+		uint32_t k;
+
+		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s open_op %llx quiet %.2f\n",
+			i, (unsigned long long)c->hash, (long long)c->st.seq, c->st.cls,
+			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
+			nodes[i].held ? " held" : "", (unsigned long long)c->st.open_op,
+			nodes[i].quiet);
+		for (r = 0; r < c->nranks; r++) {
+			const struct an_rank *rk = &c->r[r];
+			const struct an_proc *p = an_proc_of(an, rk);
+
+			fprintf(stderr, "an:   rank %d pid %u entered %lld completed %lld gpu %s%016llx/%llx\n",
+				r, p ? p->pid : 0, (long long)rk->entered, (long long)rk->completed,
+				p && p->gpu_known ? "" : "?",
+				p && p->gpu_comm ? (unsigned long long)p->gpu_comm->hash : 0ull,
+				p ? (unsigned long long)p->gpu_op : 0ull);
+			for (k = 0; k < rk->nsubs; k++) {
+				const struct an_progress *q = &rk->subs[k];
+
+				fprintf(stderr, "an:     op %llx t %llu %s peer %d ch %d %llu/%llu/%llu/%llu of %llu\n",
+					(unsigned long long)q->op, (unsigned long long)(q->t_first % 100000000000ull),
+					q->dir == AN_SEND ? "send" : "recv", q->peer, q->channel,
+					(unsigned long long)q->posted, (unsigned long long)q->transmitted,
+					(unsigned long long)q->received, (unsigned long long)q->done,
+					(unsigned long long)q->nsteps);
+			}
+		}
+	}
+}
+
 static void evaluate(struct an *an)
 {
 	struct node nodes[AN_MAX_NODES];
@@ -458,18 +736,30 @@ static void evaluate(struct an *an)
 	void *v;
 	int nn = 0, i;
 
+	struct an_comm *cs[AN_MAX_NODES];
+	int ncs = 0, j;
+
+	/* the comms in or near an incident, then where each GPU is */
 	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
 		struct an_comm *c = v;
+		uint32_t qh;
+		uint64_t ql;
+
+		c->node = -1;
+		if ((c->declared || c->suspected ||
+		     quiet_of(an, c, &qh, &ql) >= sus) && ncs < AN_MAX_NODES)
+			cs[ncs++] = c;
+	}
+	locate_gpus(an, cs, ncs);
+	for (j = 0; j < ncs; j++) {
+		struct an_comm *c = cs[j];
 		struct node n = { .c = c, .edge = -1 };
 		struct an_status *st = &c->st;
 		bool pending;
 		double thr;
 
-		c->node = -1;
 		n.quiet = quiet_of(an, c, &n.qhost, &n.qlast);
-		if (!c->declared && !c->suspected && n.quiet < sus)
-			continue;
-		if (c->analyzed != c->version)
+		if (c->analyzed != c->version || c->gpu_gen != an->gpu_gen)
 			an_locate(an, c);
 		if (c->declared && (st->strength == ST_NONE ||
 				    st->seq != c->decl_seq ||
@@ -495,7 +785,10 @@ static void evaluate(struct an *an)
 	}
 	if (!nn)
 		return;
+	net_narrow(an, nodes, nn);
 	link_nodes(an, nodes, nn);
+	if (an->debug)
+		debug_nodes(an, nodes, nn);
 	/* roots first, then their cascades: a reader sees the cause first */
 	for (i = 0; i < 2 * nn; i++) {
 		struct node *n = &nodes[i % nn];

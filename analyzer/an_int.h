@@ -20,6 +20,7 @@ enum { SIG_RET = 1, SIG_DONE = 2 };
 
 struct an_sig {
 	int64_t seq;		/* -1: empty slot */
+	uint64_t t_enter;	/* entry on the rank's host clock */
 	uint64_t count;
 	int32_t root;
 	uint8_t fn, dtype, redop, flags;
@@ -39,7 +40,7 @@ struct an_rank {
 	uint8_t gone;		/* destroyed / finalized */
 	uint8_t tierb;		/* tier B completions seen for this rank */
 	uint8_t in_call;	/* inside a collective that has not returned */
-	uint8_t pad;
+	uint8_t tierc;		/* tier C/E counters seen for this rank */
 	int64_t entered;	/* highest collective seq entered, -1 */
 	int64_t returned;
 	int64_t completed;	/* GPU completed up to here (tier B), -1 */
@@ -69,6 +70,8 @@ struct an_status {
 	uint32_t nwait, cap_wait;
 	enum an_t4 t4;
 	bool t4_remote;
+	bool net_global;	/* narrowed by the cross-comm network rule */
+	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */
 	char text[AN_TEXT_MAX];
 	uint32_t nval;
 	struct an_value val[AN_MAX_EVIDENCE];
@@ -85,6 +88,7 @@ struct an_comm {
 	uint32_t nhost_last;
 	uint64_t version;	/* bumped by every input */
 	uint64_t analyzed;	/* version of st */
+	uint64_t gpu_gen;	/* an->gpu_gen st was located with */
 	struct an_status st;
 	/* incident */
 	bool suspected;
@@ -105,6 +109,10 @@ struct an_proc {
 	int exit_status;
 	uint64_t t_ns;
 	uint64_t wmask;		/* per evaluation: nodes it waits in */
+	/* per evaluation: the stalled comm and proxy op its GPU executes */
+	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
+	uint64_t gpu_op;
+	bool gpu_known;
 	uint64_t cmask;		/* per evaluation: nodes naming it culprit */
 };
 
@@ -125,6 +133,8 @@ struct an {
 	uint32_t nprocs, cap_procs;
 	struct an_stats stats;
 	struct an_verdict tmp;
+	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
+	bool debug;		/* CCLD_AN_DEBUG set */
 };
 
 /* an_core.c */
@@ -138,6 +148,15 @@ void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);
+enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN };
+enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
+			     uint64_t *t);
+typedef void (*an_flow_fn)(void *ctx, struct an_comm *c, int32_t owner,
+			   const struct an_progress *p, enum an_t4 t4);
+void an_stuck_flows(const struct an *an, struct an_comm *c, an_flow_fn fn,
+		    void *ctx);
+bool an_locate_net(struct an *an, struct an_comm *c, int32_t r,
+		   uint32_t nflows, uint32_t ncomms);
 void an_val_i(struct an_status *st, const char *key, int64_t v);
 void an_val_f(struct an_status *st, const char *key, double v);
 void an_val_s(struct an_status *st, const char *key, const char *v);

@@ -211,6 +211,7 @@ static void reset(struct an_status *st)
 	st->ncul = st->nwait = 0;
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
+	st->net_global = false;
 	st->text[0] = '\0';
 	st->nval = 0;
 	st->max_call_age_ns = 0;
@@ -383,6 +384,81 @@ static bool sub_current(const struct an_progress *p, int64_t seq)
 	return p->seq < 0 || p->seq == seq;
 }
 
+/*
+ * The rank's oldest proxy op with an unfinished sub (first seen first, then
+ * the lower id): the one its GPU works on; 0 if none or ids are unknown.
+ */
+static uint64_t open_op(const struct an_rank *rk, uint64_t *t_first)
+{
+	uint64_t op = 0, tf = 0;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (!p->op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (!op || p->t_first < tf || (p->t_first == tf && p->op < op)) {
+			op = p->op;
+			tf = p->t_first;
+		}
+	}
+	if (t_first)
+		*t_first = tf;
+	return op;
+}
+
+/* any sub not finished, op id known or not */
+static bool any_open(const struct an_rank *rk)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++)
+		if (!rk->subs[i].nsteps || rk->subs[i].done < rk->subs[i].nsteps)
+			return true;
+	return false;
+}
+
+/* the comm's oldest proxy op still open on some rank, 0 if none known */
+static uint64_t comm_open_op(const struct an_comm *c)
+{
+	uint64_t best = 0, op;
+	int32_t r;
+
+	for (r = 0; r < c->nranks; r++)
+		if (live(&c->r[r]) && (op = open_op(&c->r[r], NULL)) &&
+		    (!best || op < best))
+			best = op;
+	return best;
+}
+
+/*
+ * A sub that is evidence for the round SEQ of C: of the op the process's
+ * GPU executes where that is known (an_detect.c: ops queued behind it are
+ * not late, they wait their turn; a send not yet produced by a GPU that is
+ * elsewhere is no network fault), else of the rank's oldest open op.
+ */
+static bool sub_live(const struct an *an, const struct an_comm *c,
+		     const struct an_rank *rk, const struct an_progress *p,
+		     int64_t seq)
+{
+	const struct an_proc *pr = an_proc_of(an, rk);
+	uint64_t op;
+
+	if (!sub_current(p, seq))
+		return false;
+	if (!p->op)
+		return true;
+	/* NCCL numbers a comm's ops alike on every rank: the oldest one open
+	 * anywhere is the stuck one; later ones only queue behind it */
+	if (p->op != c->st.open_op)
+		return false;
+	if (pr && pr->gpu_known && pr->gpu_comm)
+		return pr->gpu_comm == c && pr->gpu_op == p->op;
+	op = open_op(rk, NULL);
+	return !op || p->op == op;
+}
+
 struct pick {
 	int32_t rank;
 	const struct an_progress *p;
@@ -435,20 +511,23 @@ static void describe_sub(struct an_status *st, const struct pick *k)
 }
 
 /* the peer's sub facing rank R in the other direction */
-static const struct an_progress *peer_sub(struct an_comm *c, int32_t peer,
-					  int32_t r, enum an_dir dir,
-					  int32_t ch, int64_t seq)
+static const struct an_progress *peer_sub(struct an_comm *c, const struct an_progress *p,
+					  int32_t r, enum an_dir dir, int64_t seq)
 {
 	struct an_rank *pr;
 	uint32_t i;
 
-	if (peer < 0 || peer >= c->nranks)
+	if (p->peer < 0 || p->peer >= c->nranks)
 		return NULL;
-	pr = &c->r[peer];
-	for (i = 0; i < pr->nsubs; i++)
-		if (pr->subs[i].peer == r && pr->subs[i].dir == dir &&
-		    pr->subs[i].channel == ch && sub_current(&pr->subs[i], seq))
-			return &pr->subs[i];
+	pr = &c->r[p->peer];
+	for (i = 0; i < pr->nsubs; i++) {
+		const struct an_progress *q = &pr->subs[i];
+
+		/* the same op: NCCL numbers a comm's ops alike on every rank */
+		if (q->peer == r && q->dir == dir && q->channel == p->channel &&
+		    (p->op && q->op ? q->op == p->op : sub_current(q, seq)))
+			return q;
+	}
 	return NULL;
 }
 
@@ -458,13 +537,40 @@ struct flow_facts {
 	bool not_delivered;	/* one of its sends left and never completed */
 	bool gpu_recv;		/* data it received waits for its GPU */
 	bool starving;		/* one of its recvs waits for a peer's data */
+	bool lost;		/* data sent to it never arrived */
 };
+
+/*
+ * A receive still waiting while the sender's side of the same op completed
+ * (its send done, or the sender already on a later op of the comm, its
+ * finished subs pruned): the data left and the receiver's network never
+ * took it in.
+ */
+static bool lost_at_receiver(struct an_comm *c, int32_t r,
+			     const struct an_progress *p, int64_t seq)
+{
+	const struct an_progress *sp = peer_sub(c, p, r, AN_SEND, seq);
+	const struct an_rank *pr;
+	uint32_t i;
+
+	if (p->dir != AN_RECV || p->posted <= p->received)
+		return false;
+	if (sp)
+		return sp->nsteps && sp->done >= sp->nsteps;
+	if (!p->op || p->peer < 0 || p->peer >= c->nranks)
+		return false;
+	pr = &c->r[p->peer];
+	for (i = 0; i < pr->nsubs; i++)
+		if (pr->subs[i].op > p->op)
+			return true;
+	return false;
+}
 
 /* A send that left and never completed, its receiver waiting for it. */
 static bool delivery_failed(struct an_comm *c, int32_t r, const struct an_progress *p,
 			    int64_t seq)
 {
-	const struct an_progress *rp = peer_sub(c, p->peer, r, AN_RECV, p->channel, seq);
+	const struct an_progress *rp = peer_sub(c, p, r, AN_RECV, seq);
 
 	return !rp || rp->posted > rp->received;
 }
@@ -482,10 +588,11 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
+	struct pick lost = { .rank = -1 };
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest = 0, nbest_nd = 0;
 	double least_frac = 2;
-	bool any = false, any_nd = false, gpu_idle = false;
+	bool any = false, any_nd = false, gpu_idle = false, any_lost = false;
 	int32_t r;
 
 	ff = calloc((uint32_t)c->nranks, sizeof(*ff));
@@ -502,7 +609,7 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			enum sub_state ss;
 			double frac;
 
-			if (!sub_current(p, st->seq))
+			if (!sub_live(an, c, rk, p, st->seq))
 				continue;
 			any = true;
 			ss = classify(p, &t4);
@@ -518,6 +625,12 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			}
 			if (ss == SS_STARVING) {
 				ff[r].starving = true;
+				if (lost_at_receiver(c, r, p, st->seq)) {
+					ff[r].lost = any_lost = true;
+					if (lost.rank < 0)
+						lost = (struct pick){ r, p,
+							AN_T4_NOT_DELIVERED, false };
+				}
 				continue;
 			}
 			if (p->dir == AN_RECV && t4 == AN_T4_GPU_NOT_READY)
@@ -559,7 +672,8 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			const struct an_progress *p = &c->r[gpu.rank].subs[i];
 			enum an_t4 t4;
 
-			if (sub_current(p, st->seq) && p->dir == AN_RECV &&
+			if (sub_live(an, c, &c->r[gpu.rank], p, st->seq) &&
+			    p->dir == AN_RECV &&
 			    classify(p, &t4) == SS_T4 && t4 == AN_T4_GPU_NOT_READY) {
 				gpu.p = p;
 				gpu.t4 = t4;
@@ -568,7 +682,15 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		}
 	}
 	st->cls = AN_H3;
-	if (net.rank >= 0 && (any_nd || !gpu_idle)) {
+	if (any_lost && !any_nd) {
+		/* the sender is done, the receiver never got it */
+		for (r = 0; r < c->nranks; r++)
+			if (ff[r].lost)
+				add_cul(an, st, r);
+		describe_sub(st, &lost);
+		text(st, "; rank %d's send of it completed: the data never"
+		     " arrived", lost.p->peer);
+	} else if (net.rank >= 0 && (any_nd || !gpu_idle)) {
 		/* a faulty NIC is the common end of the stuck flows */
 		for (r = 0; r < c->nranks; r++)
 			if (ff[r].ends > best)
@@ -587,7 +709,8 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				const struct an_progress *p = &c->r[st->cul[0]].subs[i];
 				enum an_t4 t4;
 
-				if (sub_current(p, st->seq) && p->dir == AN_SEND &&
+				if (sub_live(an, c, &c->r[st->cul[0]], p, st->seq) &&
+				    p->dir == AN_SEND &&
 				    classify(p, &t4) == SS_T4 &&
 				    (t4 == AN_T4_NOT_TRANSMITTED ||
 				     t4 == AN_T4_NOT_DELIVERED)) {
@@ -602,8 +725,7 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		} else {
 			/* one flow: the receiver with no buffer posted is the cause */
 			const struct an_progress *rp =
-				peer_sub(c, net.p->peer, net.rank, AN_RECV,
-					 net.p->channel, st->seq);
+				peer_sub(c, net.p, net.rank, AN_RECV, st->seq);
 
 			if (rp && rp->posted <= rp->received) {
 				net.remote = true;
@@ -632,6 +754,157 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	return true;
 }
 
+/*
+ * The network-stuck send flows of C's stuck round: the sender's data is
+ * ready from its GPU (or left) and did not complete, while the receiver has
+ * a buffer posted and nothing arrived.  A rank that never posted its side
+ * (it did not enter) is an H1 matter, not a network one.
+ */
+void an_stuck_flows(const struct an *an, struct an_comm *c, an_flow_fn fn,
+		    void *ctx)
+{
+	int32_t q;
+	uint32_t i;
+
+	for (q = 0; q < c->nranks; q++)
+		for (i = 0; i < c->r[q].nsubs; i++) {
+			const struct an_progress *p = &c->r[q].subs[i], *rp;
+			enum an_t4 t4;
+
+			if (p->dir == AN_RECV && sub_live(an, c, &c->r[q], p, c->st.seq) &&
+			    lost_at_receiver(c, q, p, c->st.seq)) {
+				fn(ctx, c, q, p, AN_T4_NOT_DELIVERED);
+				continue;
+			}
+			if (p->dir != AN_SEND || !sub_live(an, c, &c->r[q], p, c->st.seq) ||
+			    classify(p, &t4) != SS_T4 ||
+			    (t4 != AN_T4_NOT_TRANSMITTED && t4 != AN_T4_NOT_DELIVERED))
+				continue;
+			rp = peer_sub(c, p, q, AN_RECV, c->st.seq);
+			if (rp && rp->posted > rp->received)
+				fn(ctx, c, q, p, t4);
+		}
+}
+
+/* entry of the rank's first call its GPU has not completed (tier B), 0 none */
+static uint64_t first_incomplete_entry(const struct an_rank *rk)
+{
+	int64_t first = rk->completed + 1;
+	const struct an_sig *sg = &rk->hist[(uint64_t)first % AN_HIST];
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (first <= rk->entered && sg->seq == first)
+		t = sg->t_enter;
+	for (i = 0; i < rk->np2p; i++)
+		for (d = 0; d < 2; d++)
+			if (rk->p2p[i].n[d] > rk->p2p[i].ndone[d] &&
+			    (!t || rk->p2p[i].t_enter[d] < t))
+				t = rk->p2p[i].t_enter[d];
+	return t;
+}
+
+/*
+ * What rank R of C has pending, for its process's GPU position: the
+ * oldest proxy op with an unfinished sub (AN_HOLD_OPEN, *OP, *T when it was
+ * first seen); ops entered that the GPU did not complete while no tier C/E
+ * data says which (AN_HOLD_UNKNOWN: an intra-node comm has no proxy ops;
+ * *T the first one's entry); else AN_HOLD_NONE.
+ */
+enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
+			     uint64_t *t)
+{
+	const struct an_rank *rk = &c->r[r];
+	const struct an_sig *sg;
+	int64_t first;
+
+	*op = *t = 0;
+	if (!live(rk))
+		return AN_HOLD_NONE;
+	if (rk->tierc) {
+		*op = open_op(rk, t);
+		if (!*op)
+			return AN_HOLD_NONE;
+		/*
+		 * The stream order is the order of the calls: the proxy threads
+		 * of different comms pick their ops up in any order.  The entry
+		 * of the first call the GPU has not completed (tier B; for p2p
+		 * the latest send/recv entered per peer) stands for the open
+		 * op; without either, its first sighting.
+		 */
+		{
+			uint64_t te = first_incomplete_entry(rk);
+
+			if (te)
+				*t = te;
+		}
+		return AN_HOLD_OPEN;
+	}
+	if (rk->entered < 0 || (rk->tierb && rk->completed >= rk->entered))
+		return AN_HOLD_NONE;
+	first = rk->tierb ? rk->completed + 1 : rk->entered;
+	sg = &rk->hist[(uint64_t)first % AN_HIST];
+	if (sg->seq != first)
+		sg = &rk->hist[(uint64_t)rk->entered % AN_HIST];
+	*t = sg->t_enter ? sg->t_enter : 1;
+	return AN_HOLD_UNKNOWN;
+}
+
+struct net_pick {
+	int32_t r;
+	struct pick own, into;
+};
+
+static void pick_net_flow(void *ctx, struct an_comm *c, int32_t sender,
+			  const struct an_progress *p, enum an_t4 t4)
+{
+	struct net_pick *np = ctx;
+
+	(void)c;
+	if (sender == np->r && (!np->own.p || t4 == AN_T4_NOT_DELIVERED))
+		np->own = (struct pick){ sender, p, t4, false };
+	else if (p->dir == AN_SEND && p->peer == np->r && !np->into.p)
+		np->into = (struct pick){ sender, p, t4, true };
+}
+
+/*
+ * Rank R of C is the common end of stuck flows across the stalled comms
+ * (an_detect.c): its network is the cause here too, whatever this comm's
+ * own flows alone said.  Evidence: R's own send that left and never
+ * arrived, else a flow into R that its network never let through.
+ */
+bool an_locate_net(struct an *an, struct an_comm *c, int32_t r,
+		   uint32_t nflows, uint32_t ncomms)
+{
+	struct an_status *st = &c->st;
+	struct net_pick np = { .r = r };
+	const struct pick *k;
+
+	an_stuck_flows(an, c, pick_net_flow, &np);
+	k = np.own.p && (np.own.t4 == AN_T4_NOT_DELIVERED || !np.into.p) ?
+		&np.own : &np.into;
+	if (!k->p)
+		return false;
+	st->cls = AN_H3;
+	st->ncul = 0;
+	st->text[0] = '\0';
+	st->nval = 0;
+	add_cul(an, st, r);
+	describe_sub(st, k);
+	text(st, "; rank %d is an end of %u stuck flows in %u stalled comm%s:"
+	     " the common end is the faulty network", r, nflows, ncomms,
+	     ncomms == 1 ? "" : "s");
+	if (k->remote)
+		text(st, " (at the receiver, rank %d)", r);
+	blocked_inside(an, c, st);
+	an_val_i(st, "nranks", c->nranks);
+	an_val_i(st, "net_flows", nflows);
+	an_val_i(st, "net_comms", ncomms);
+	st->net_global = true;
+	return true;
+}
+
 /* ---- collectives ---------------------------------------------------- */
 
 static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
@@ -656,9 +929,18 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 			hi = r->entered;
 		in_call |= r->in_call;
 		if (r->tierb) {
-			if (r->completed + 1 < sb)
-				sb = r->completed + 1;
-			incomplete |= r->completed < r->entered;
+			int64_t done = r->completed;
+
+			/*
+			 * Tier B completes a whole step's ops at once (one event
+			 * per step); a proxy with nothing open (tier C/E) has
+			 * finished every op the rank entered in this comm.
+			 */
+			if (r->tierc && done < r->entered && !any_open(r))
+				done = r->entered;
+			if (done + 1 < sb)
+				sb = done + 1;
+			incomplete |= done < r->entered;
 		} else {
 			tierb_all = false;
 		}
@@ -776,6 +1058,12 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 
 /* ---- p2p: sends of r to p pair with receives of p from r, in order ---- */
 
+/* a send and the receive it pairs with agree: the same count and type */
+static bool p2p_sig_eq(const struct an_sig *a, const struct an_sig *b)
+{
+	return a->count == b->count && a->dtype == b->dtype;
+}
+
 static const struct an_p2p *p2p_of(const struct an_rank *r, int32_t peer)
 {
 	uint32_t i;
@@ -811,9 +1099,12 @@ static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 			for (d = 0; d < 2; d++) {
 				int64_t theirs = q ? q->n[1 - d] : 0;
 
+				/* in flight: unmatched, in the call, not completed
+				 * by the GPU (tier B) or open at the proxy (tier C) */
 				if (p->n[d] > theirs ||
 				    (p->n[d] && p->nret[d] < p->n[d]) ||
-				    (r->tierb && p->ndone[d] < p->n[d])) {
+				    (r->tierb && p->ndone[d] < p->n[d]) ||
+				    (!r->tierb && p->n[d] && open_op(r, NULL))) {
 					wr = i;
 					wp = p;
 					wd = d;
@@ -844,12 +1135,15 @@ static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 			     " %s seq %" PRId64 " on comm %016" PRIx64 " (%s)",
 			     cr, wd ? "Send" : "Recv", wr, an_fn_name(st->fn),
 			     wseq, c->hash, proc_words(an, pr, buf, sizeof(buf)));
-		} else if (!sig_eq(&wp->last[wd], &q->last[1 - wd]) &&
+		} else if (!p2p_sig_eq(&wp->last[wd], &q->last[1 - wd]) &&
 			   wp->last[wd].seq == wseq &&
 			   q->last[1 - wd].seq == wseq) {
 			char va[32], vb[32];
-			const char *f = sig_diff(&wp->last[wd], &q->last[1 - wd],
-						 va, vb, sizeof(va));
+			struct an_sig mine = wp->last[wd];
+			const char *f;
+
+			mine.fn = q->last[1 - wd].fn;	/* Send pairs with Recv */
+			f = sig_diff(&mine, &q->last[1 - wd], va, vb, sizeof(va));
 
 			st->cls = AN_H2;
 			add_cul(an, st, cr < wr ? cr : wr);
@@ -860,11 +1154,10 @@ static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 			an_val_s(st, "field", f);
 			an_val_s(st, "majority", va);
 			an_val_s(st, "minority", vb);
-		} else {
+		} else if (add_wait(an, st, cr), !locate_t4(an, c, st)) {
 			st->cls = AN_H3;
 			add_cul(an, st, cr < wr ? cr : wr);
 			add_cul(an, st, cr < wr ? wr : cr);
-			add_wait(an, st, cr);
 			text(st, "ranks %d and %d entered matching %s/%s seq %"
 			     PRId64 " on comm %016" PRIx64 "; no progress data"
 			     " tells which one is stuck", wr, cr,
@@ -891,7 +1184,9 @@ void an_locate(struct an *an, struct an_comm *c)
 
 	an->stats.analyses++;
 	c->analyzed = c->version;
+	c->gpu_gen = an->gpu_gen;
 	reset(st);
+	st->open_op = comm_open_op(c);
 	locate_coll(an, c, st);
 	if (st->strength == ST_STRONG)
 		return;

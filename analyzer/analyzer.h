@@ -74,6 +74,8 @@ struct an_progress {
 	uint64_t received;
 	uint64_t done;
 	uint64_t nsteps;	/* steps of the whole op, 0 unknown */
+	uint64_t op;		/* the proxy op's id (NCCL opCount), 0 unknown */
+	uint64_t t_first;	/* set by the analyzer: op first seen (host clock) */
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };

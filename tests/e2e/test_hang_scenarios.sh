@@ -50,9 +50,10 @@ scenario count "--steps 100000 --mismatch 3:20:count" "--class H2 --culprits 3 -
 scenario optype "--steps 100000 --mismatch 3:20:op" "--class H2 --culprits 3 --kind world"
 scenario dtype "--steps 100000 --mismatch 3:20:dtype" "--class H2 --culprits 3 --kind world"
 # H3: all entered, consistent; the proxy counters (tier E snapshots while
-# suspected) say where: rank 3's sends left and never arrived.  (gpustall
-# is located right in most runs but its root choice among the comms that
-# stall with it is not yet stable: not asserted here; see docs/analyzer.md.)
+# suspected) say where: rank 3's data left and never arrived (network);
+# rank 5's GPU holds received data it never consumes (GPU).
 scenario netstall "--steps 100000" "--class H3 --culprits 3 --state not_delivered" \
 	"netstall rank=3 after_ms=1500"
+scenario gpustall "--steps 100000" "--class H3 --culprits 5 --state GPU_not_ready" \
+	"gpustall rank=5 after_ms=1500"
 echo "ok: every hang scenario named its class, communicator, round and culprit"

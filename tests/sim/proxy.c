@@ -353,13 +353,15 @@ static void dump_active(struct ncclProxyState *ps)
 			struct ncclProxySubArgs *b = a->subs + s;
 
 			fprintf(f, "  comm %016llx rank %d opCount %llx %s peer %d ch %d "
-				"nsteps %d posted %llu transmitted %llu received %llu done %llu\n",
+				"nsteps %d posted %llu transmitted %llu received %llu done %llu"
+				" (gpu %llu credited %llu)\n",
 				(unsigned long long)a->comm->commHash, b->rank,
 				(unsigned long long)a->opCount,
 				a->progress == sendProxyProgress ? "send" : "recv", b->peer,
 				b->channelId, b->nsteps, (unsigned long long)b->posted,
 				(unsigned long long)b->transmitted,
-				(unsigned long long)b->received, (unsigned long long)b->done);
+				(unsigned long long)b->received, (unsigned long long)b->done,
+				(unsigned long long)b->gpuStep, (unsigned long long)b->credited);
 		}
 	}
 	fclose(f);

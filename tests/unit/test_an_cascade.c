@@ -196,11 +196,168 @@ static void test_two_hosts(void)
 	sim_fini(&s);
 }
 
+static void flow_op(struct sim *s, uint64_t hash, int r, uint64_t op, int peer,
+		    enum an_dir dir, uint64_t po, uint64_t tr, uint64_t rc, uint64_t dn)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+	struct an_progress p = {
+		.seq = op ? -1 : c->next[r] - 1, .channel = 0, .peer = peer,
+		.dir = dir, .posted = po, .transmitted = tr, .received = rc,
+		.done = dn, .nsteps = 1, .op = op,
+	};
+
+	an_progress(s->an, &k, &p, sim_now(s, c, r));
+}
+
+static void flow(struct sim *s, uint64_t hash, int r, int peer, enum an_dir dir,
+		 uint64_t po, uint64_t tr, uint64_t rc, uint64_t dn)
+{
+	flow_op(s, hash, r, 0, peer, dir, po, tr, rc, dn);
+}
+
+/*
+ * The stand-in's netstall on rank 3, seen in CI: rank 3 is in two pair
+ * comms at once, Y = {2,3} then X = {1,3} in its stream.  Rank 3 sends no
+ * credit, so rank 1's send in X is "not transmitted": alone, X would name
+ * rank 1.  In Y rank 3's own send left and was never delivered; rank 3 is
+ * the end of the stuck flows of both comms, and its GPU is held in Y (its
+ * stream runs Y first): Y is the root, X its cascade.
+ */
+static void test_netstall_pairs(void)
+{
+	static const int gx[2] = { 1, 3 }, gy[2] = { 2, 3 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x30ull, 2, gx);
+	sim_comm(&s, 0x40ull, 2, gy);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x30ull, CCLD_FN_REDUCESCATTER, 1024, 7);
+		sim_round(&s, 0x40ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* rank 3's stream: Y, then X (rank 1 entered X before) */
+	sim_call(&s, 0x30ull, 0, CCLD_FN_REDUCESCATTER, 1024, 7);
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x40ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_step(&s, 200000);
+	sim_call(&s, 0x30ull, 1, CCLD_FN_REDUCESCATTER, 1024, 7);
+	flow(&s, 0x30ull, 0, 1, AN_SEND, 1, 0, 0, 0);
+	flow(&s, 0x30ull, 0, 1, AN_RECV, 1, 1, 1, 1);
+	flow(&s, 0x30ull, 1, 0, AN_SEND, 1, 1, 0, 1);
+	flow(&s, 0x30ull, 1, 0, AN_RECV, 1, 0, 0, 0);
+	flow(&s, 0x40ull, 0, 1, AN_SEND, 1, 1, 0, 1);
+	flow(&s, 0x40ull, 0, 1, AN_RECV, 1, 0, 0, 0);
+	flow(&s, 0x40ull, 1, 0, AN_SEND, 1, 1, 0, 0);
+	flow(&s, 0x40ull, 1, 0, AN_RECV, 1, 1, 1, 1);
+	sim_tick(&s, 6);
+	CHECK_INT(sim_count(&s, AN_V_NEW), 2);
+	v = sim_find_v(&s, 0x40ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3 && v->seq == 3);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && v->t4 == AN_T4_NOT_DELIVERED);
+	v = sim_find_v(&s, 0x30ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x40ull &&
+	      v->blocked_seq == 3);
+	/* the cross-comm rule names rank 3 (X's rank 1) there too */
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4_remote);
+	sim_fini(&s);
+}
+
+/*
+ * Stream order (live records: op ids, no seq).  Rank 1 launched X = {0,1}
+ * before Y = {1,2}; X is stuck (rank 0's data left and never arrived), so
+ * rank 1's GPU never reaches Y: Y's data from rank 2 sits unconsumed and
+ * rank 1's own send in Y is never produced.  Alone, Y reads as "rank 1's
+ * GPU is not ready"; rank 1's GPU is held in X: Y is X's cascade.
+ */
+static void test_gpu_stream_order(void)
+{
+	static const int gx[2] = { 0, 1 }, gy[2] = { 1, 2 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x50ull, 2, gx);
+	sim_comm(&s, 0x60ull, 2, gy);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x50ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x60ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x50ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	/* Y's proxy ops happen to be picked up before X's */
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 100000);
+	flow_op(&s, 0x50ull, 0, 11, 1, AN_SEND, 1, 1, 0, 0);
+	flow_op(&s, 0x50ull, 0, 11, 1, AN_RECV, 1, 1, 1, 1);
+	flow_op(&s, 0x50ull, 1, 11, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x50ull, 1, 11, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 6);
+	CHECK_INT(sim_count(&s, AN_V_NEW), 2);
+	v = sim_find_v(&s, 0x50ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "0") && v->t4 == AN_T4_NOT_DELIVERED);
+	v = sim_find_v(&s, 0x60ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x50ull);
+	sim_fini(&s);
+}
+
+/*
+ * The sender is done (its finished subs pruned: it is on a later op of the
+ * comm) and the receiver never got the data: the receiver's network.
+ */
+static void test_lost_at_receiver(void)
+{
+	static const int g[2] = { 4, 5 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x70ull, 2, g);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x70ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x70ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, 0x70ull, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0x70ull, 0, 31, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x70ull, 0, 31, 1, AN_RECV, 1, 1, 1, 1);
+	flow_op(&s, 0x70ull, 0, 32, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0x70ull, 0, 32, 1, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, 0x70ull, 1, 31, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x70ull, 1, 31, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && v->t4 == AN_T4_NOT_DELIVERED && !v->t4_remote);
+	CHECK(v && strstr(v->text, "never arrived") != NULL);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
 	test_net_tp();
 	test_cycle();
 	test_two_hosts();
+	test_netstall_pairs();
+	test_gpu_stream_order();
+	test_lost_at_receiver();
 	return check_finish("test_an_cascade");
 }
