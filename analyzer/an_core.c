@@ -16,6 +16,7 @@ void an_config_default(struct an_config *c)
 	c->hang_s = 300;
 	c->suspect_frac = 0.5;
 	c->barrier_bytes = 4;
+	c->slow_window_s = 60;
 }
 
 struct an *an_new(const struct an_config *c, const struct an_sink *sink)
@@ -74,6 +75,7 @@ void an_free(struct an *an)
 		free(c->host_last);
 		free(c->last);
 		status_free(&c->st);
+		an_slow_free(c->slow);
 		free(c);
 	}
 	hmap_free(&an->comms);
@@ -383,8 +385,16 @@ void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
 static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 			  int64_t upto, uint32_t host, uint64_t t_ns)
 {
+	int64_t s;
+
 	r->tierb = 1;
 	r->last_ns = t_ns;
+	/* each round newly completed: its duration on this rank (slow) */
+	for (s = upto - AN_HIST + 1 > r->completed + 1 ? upto - AN_HIST + 1 :
+	     r->completed + 1; c && s <= upto; s++)
+		if (r->hist[s % AN_HIST].seq == s)
+			an_slow_duration(an, c, (int32_t)(r - c->r),
+					 &r->hist[s % AN_HIST], t_ns, host);
 	if (upto > r->completed)
 		r->completed = upto;
 	if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq <= upto)

@@ -10,6 +10,9 @@ const char *an_class_name(enum an_class c)
 	case AN_H1: return "H1";
 	case AN_H2: return "H2";
 	case AN_H3: return "H3";
+	case AN_S1: return "S1";
+	case AN_S2: return "S2";
+	case AN_S3: return "S3";
 	}
 	return "?";
 }
@@ -32,6 +35,9 @@ static const char *class_words(enum an_class c)
 	case AN_H1: return "not entered";
 	case AN_H2: return "inconsistent op";
 	case AN_H3: return "all entered, no progress";
+	case AN_S1: return "computation slow";
+	case AN_S2: return "communication slow";
+	case AN_S3: return "computation and communication slow";
 	}
 	return "?";
 }
@@ -120,7 +126,8 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 			    v->text);
 		return b->err;
 	}
-	json_printf(b, "HANG %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
+	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
+		    v->cls >= AN_S1 ? "SLOW" : "HANG",
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm,

@@ -100,6 +100,10 @@ struct an_comm {
 	struct an_verdict *last;	/* last verdict emitted */
 	/* per evaluation */
 	int node;		/* index in the node list, -1 */
+	/* slow diagnosis (an_slow.c) */
+	struct an_slow *slow;
+	bool slow_cascade;	/* its open incident is another comm's cascade */
+	int64_t slow_seq;	/* round of its open incident's first verdict */
 };
 
 struct an_proc {
@@ -145,6 +149,12 @@ const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
 void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 	      size_t elem);
+
+/* an_slow.c: a rank's duration of round SG (entry to GPU completion) */
+struct an_slow;
+void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
+		      const struct an_sig *sg, uint64_t t_done, uint32_t host);
+void an_slow_free(struct an_slow *s);
 
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);

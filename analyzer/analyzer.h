@@ -31,6 +31,7 @@ struct an_config {
 	double hang_s;		/* in flight this long, any op: default 300 */
 	double suspect_frac;	/* suspect() at stall_s * this: default 0.5 */
 	uint32_t barrier_bytes;	/* all-reduce this size or less: hang_s only (4) */
+	double slow_window_s;	/* CCL-D's detection window: default 60 */
 };
 
 /* The one comm rank that a record is about. */
@@ -80,7 +81,7 @@ struct an_progress {
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
 
-enum an_class { AN_H1 = 1, AN_H2, AN_H3 };
+enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3 };
 enum an_role { AN_ROOT, AN_CASCADE };
 enum an_vkind { AN_V_NEW, AN_V_UPDATE, AN_V_RECOVERED };
 

@@ -305,6 +305,8 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		ac.stall_s = o->stall_s;
 	if (o->hang_s > 0)
 		ac.hang_s = o->hang_s;
+	if (o->slow_window_s > 0)
+		ac.slow_window_s = o->slow_window_s;
 	p->st = state_new(&sink);
 	p->an = an_new(&ac, &asink);
 	p->hosts = calloc(MAX_HOSTS, sizeof(*p->hosts));

@@ -23,6 +23,7 @@ struct pipeline_opts {
 	bool quiet;		/* text mode: no per-comm lifecycle lines */
 	double stall_s;		/* analyzer thresholds (0: defaults) */
 	double hang_s;
+	double slow_window_s;	/* slow detection window (0: default) */
 	/* live only: the analyzer suspects a comm stuck (step hooks, tier E) */
 	void (*suspect)(void *ctx, const struct an_suspect *s);
 	void *suspect_ctx;

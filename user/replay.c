@@ -53,6 +53,7 @@ int replay_run(const struct trace_opts *o, char **files, int nfiles)
 	struct pipeline_opts po = {
 		.out = stdout, .json = o->json, .events = o->events,
 		.stall_s = o->stall_s, .hang_s = o->hang_s,
+		.slow_window_s = o->slow_window_s,
 	};
 	struct source *src = calloc(nfiles, sizeof(*src));
 	struct pipeline *pl = pipeline_new(&po);

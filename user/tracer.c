@@ -678,6 +678,7 @@ int tracer_run(const struct trace_opts *o)
 	struct pipeline_opts po = {
 		.out = stdout, .json = o->json, .events = o->events,
 		.stall_s = o->stall_s, .hang_s = o->hang_s,
+		.slow_window_s = o->slow_window_s,
 	};
 	struct tracer t = { .o = o };
 	uint64_t start;

@@ -2,12 +2,12 @@
 # No false hang verdicts (issue 4): a clean run with a checkpoint-like pause
 # of every rank longer than the stall threshold (below the long one), and a
 # rank 1 minute late to a barrier-sized all-reduce.  CCLD_NOFALSE_SECS sets
-# the clean run's length (default 180 s, as the issue asks).
+# the clean run's length (default 300 s: issue 4 asks 3 minutes, issue 5 five with +-20% jitter).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 STALL=${CCLD_TEST_STALL:-5}
-SECS=${CCLD_NOFALSE_SECS:-180}
+SECS=${CCLD_NOFALSE_SECS:-300}
 
 # run NAME SECONDS JOBARGS...: traces the job for SECONDS, expects no verdict
 run() {

@@ -25,7 +25,7 @@ struct simjob_opts {
 	/* application faults: rank -1 = off */
 	int skip_rank, skip_step, skip_which;
 	int mm_rank, mm_step, mm_field;
-	int slow_rank, slow_step;
+	int slow_rank, slow_step, slow_steps;	/* slow_steps 0: to the end */
 	double slow_factor;
 	int hang_rank, hang_step;
 	int exit_rank, exit_step, exit_code;
@@ -59,7 +59,8 @@ static const char simjob_usage[] =
 "                       (default loss: the world all-reduce)\n"
 "  --mismatch R:S:FIELD rank R's loss all-reduce at step S differs in FIELD:\n"
 "                       op (a Reduce), count, dtype or redop\n"
-"  --slow R:S:F         rank R's compute phase is F times longer from step S on\n"
+"  --slow R:S:F[:N]     rank R's compute phase is F times longer from step S on\n"
+"                       (for N steps; default: to the end)\n"
 "  --hang R:S           rank R hangs in CPU code at step S (never returns)\n"
 "  --exit R:S[:CODE]    rank R exits at step S without cleanup (default code 1)\n"
 "  --pause S:SEC        every rank pauses SEC seconds at step S (checkpoint)\n"
@@ -100,7 +101,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
 		{ 0, 0, 0, 0 } };
-	char *rest;
+	char *rest, *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -149,7 +150,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			break;
 		case 'S':
 			if (simjob_parse_ints(optarg, &o->slow_rank, &o->slow_step, &rest) || !rest ||
-			    (o->slow_factor = atof(rest)) <= 0)
+			    (o->slow_factor = strtod(rest, &end)) <= 0 ||
+			    (*end && (*end != ':' || (o->slow_steps = atoi(end + 1)) <= 0)))
 				return simjob_bad("slow", optarg);
 			break;
 		case 'H':

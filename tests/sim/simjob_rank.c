@@ -261,7 +261,8 @@ int main(int argc, char **argv)
 		/* compute phase */
 		if (o.jitter_pct > 0)
 			c *= 1 + o.jitter_pct / 100 * (2.0 * rand() / RAND_MAX - 1);
-		if (g_rank == o.slow_rank && step >= o.slow_step)
+		if (g_rank == o.slow_rank && step >= o.slow_step &&
+		    (!o.slow_steps || step < o.slow_step + o.slow_steps))
 			c *= o.slow_factor;
 		sleep_ms(c);
 

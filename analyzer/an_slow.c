@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Slow diagnosis fed by the analyzer's own inputs (issue 5): per rank and
+ * round, the duration from the call's entry to its GPU completion (tier B),
+ * both on the rank's own host clock; rounds aligned by (comm, seq) and
+ * handed, complete and in order, to one CCL-D detector per communicator
+ * (slow_detect.c) with the iteration index from the comm's op-signature
+ * period (slow_period.c).  Onset, updates and recovery become verdicts of
+ * class S1/S2/S3; a culprit already slow in another comm makes this one a
+ * cascade of it (the same slow rank slows every comm it is in).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+#include "slow.h"
+
+/* one round being gathered: per-rank durations until every rank reported */
+struct slow_round {
+	int64_t seq;		/* -1: free */
+	uint32_t n;		/* durations known */
+	uint32_t host;		/* the host of t_end */
+	uint64_t t_end;		/* latest completion */
+	uint64_t sig;		/* op signature, for the iteration period */
+	int fn;
+	double *dur;		/* [nranks] ns, NaN unknown */
+};
+
+struct an_slow {
+	struct sl_det *det;
+	struct sl_iter *iter;
+	int64_t next;		/* the next round for the detector, -1 none yet */
+	bool active;		/* an incident is open */
+	int32_t root_cul;	/* its culprit rank */
+	struct slow_round r[AN_HIST];
+};
+
+static uint64_t sig_hash(const struct an_sig *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	h = (h ^ s->fn) * 1099511628211ull;
+	h = (h ^ s->count) * 1099511628211ull;
+	h = (h ^ s->dtype) * 1099511628211ull;
+	return (h ^ (uint64_t)(uint32_t)s->root) * 1099511628211ull;
+}
+
+void an_slow_free(struct an_slow *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	sl_det_free(s->det);
+	sl_iter_free(s->iter);
+	for (i = 0; i < AN_HIST; i++)
+		free(s->r[i].dur);
+	free(s);
+}
+
+static struct an_slow *slow_new(const struct an *an, int32_t nranks)
+{
+	struct sl_config cfg;
+	struct an_slow *s = calloc(1, sizeof(*s));
+	int i, k;
+
+	if (!s)
+		return NULL;
+	sl_config_default(&cfg);
+	if (an->cfg.slow_window_s > 0)
+		cfg.window_ns = (uint64_t)(an->cfg.slow_window_s * 1e9);
+	s->det = sl_det_new(&cfg, (uint32_t)nranks);
+	s->iter = sl_iter_new(1024);
+	s->next = -1;
+	for (i = 0; i < AN_HIST; i++) {
+		s->r[i].seq = -1;
+		s->r[i].dur = malloc((size_t)nranks * sizeof(double));
+		if (!s->r[i].dur)
+			break;
+		for (k = 0; k < nranks; k++)
+			s->r[i].dur[k] = NAN;
+	}
+	if (!s->det || !s->iter || i < AN_HIST) {
+		an_slow_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static const char *class_words(enum sl_class c)
+{
+	switch (c) {
+	case SL_S1: return "computation";
+	case SL_S2: return "communication";
+	case SL_S3: return "computation and communication";
+	case SL_NONE: break;
+	}
+	return "?";
+}
+
+static void add_culprit(const struct an *an, const struct an_comm *c,
+			struct an_verdict *v, int32_t rank)
+{
+	const struct an_proc *p;
+	uint32_t i;
+
+	if (rank < 0 || rank >= c->nranks || v->ncul >= AN_MAX_CULPRITS)
+		return;
+	for (i = 0; i < v->ncul; i++)
+		if (v->cul[i].rank == rank)
+			return;
+	p = an_proc_of(an, &c->r[rank]);
+	v->cul[v->ncul].rank = rank;
+	v->cul[v->ncul].host = p ? p->host : 0;
+	v->cul[v->ncul].pid = p ? p->pid : 0;
+	v->ncul++;
+	v->ncul_total = v->ncul;
+}
+
+/* a comm whose open incident names the same culprit process, else NULL */
+static const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c,
+					  int32_t rank)
+{
+	const struct an_proc *mine = an_proc_of(an, &c->r[rank]);
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	if (!mine)
+		return NULL;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+
+		if (o == c || !o->slow || !o->slow->active || o->slow->root_cul < 0 ||
+		    o->slow_cascade)
+			continue;
+		if (an_proc_of(an, &o->r[o->slow->root_cul]) == mine)
+			return o;
+	}
+	return NULL;
+}
+
+static void val_f(struct an_verdict *v, const char *key, double x)
+{
+	if (v->nval >= AN_MAX_EVIDENCE || !isfinite(x))
+		return;
+	v->val[v->nval].key = key;
+	v->val[v->nval].is_float = true;
+	v->val[v->nval].is_str = false;
+	v->val[v->nval].f = x;
+	v->nval++;
+}
+
+static void val_i(struct an_verdict *v, const char *key, int64_t x)
+{
+	if (v->nval >= AN_MAX_EVIDENCE)
+		return;
+	v->val[v->nval].key = key;
+	v->val[v->nval].is_float = v->val[v->nval].is_str = false;
+	v->val[v->nval].i = x;
+	v->nval++;
+}
+
+static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		      int64_t iter, int ev)
+{
+	const struct sl_result *res = sl_det_result(c->slow->det);
+	struct an_verdict *v = &an->tmp;
+	const struct an_comm *root;
+	size_t len;
+
+	memset(v, 0, sizeof(*v));
+	v->kind = ev & SL_EV_RECOVERY ? AN_V_RECOVERED :
+		  ev & SL_EV_ONSET ? AN_V_NEW : AN_V_UPDATE;
+	v->cls = res->cls == SL_S2 ? AN_S2 : res->cls == SL_S3 ? AN_S3 : AN_S1;
+	v->comm = c->hash;
+	v->seq = rd->seq;
+	v->fn = rd->fn;
+	v->clock_host = rd->host;
+	v->detected_ns = rd->t_end;
+	v->onset_ns = res->onset_ns;
+	v->role = AN_ROOT;
+	if (res->cls == SL_S2)
+		add_culprit(an, c, v, res->s2_rank);
+	else
+		add_culprit(an, c, v, res->s1_rank);
+	if (res->cls == SL_S3)
+		add_culprit(an, c, v, res->s2_rank);
+	if (v->kind == AN_V_RECOVERED) {
+		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back to"
+			 " its baseline round time (%.1f ms) for %u iterations since"
+			 " iteration %" PRId64, c->hash, res->tbase_ns / 1e6,
+			 3u, res->recover_iter);
+		c->slow->active = false;
+		c->slow_cascade = false;
+	} else {
+		c->slow->active = true;
+		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
+		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
+		c->slow_cascade = root != NULL;
+		if (root) {
+			v->role = AN_CASCADE;
+			v->blocked_comm = root->hash;
+			v->blocked_seq = root->slow_seq;
+		} else {
+			c->slow_seq = rd->seq;
+		}
+		len = (size_t)snprintf(v->text, sizeof(v->text),
+			"comm %016" PRIx64 " is slower: round time %.1f ms against a"
+			" baseline of %.1f ms (R = %.2f > %.2f) since iteration %" PRId64
+			"; P = %.2f: %s (%s)", c->hash, res->tmax_ns / 1e6,
+			res->tbase_ns / 1e6, res->r, res->thr, res->onset_iter, res->p,
+			class_words(res->cls), an_class_name(v->cls));
+		if (res->cls != SL_S2 && res->s1_rank >= 0 && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; rank %d arrives last (shortest duration %.1f ms,"
+				" z %.1f)", res->s1_rank, res->s1_dur_ns / 1e6, res->s1_z);
+		if (res->cls != SL_S1 && res->s2_rank >= 0 && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; rank %d has the lowest rate (%.0f B/s, median %.0f)",
+				res->s2_rank, res->s2_rate, res->rate_median);
+		if (len < sizeof(v->text))
+			snprintf(v->text + len, sizeof(v->text) - len,
+				 "; durations from call entry to GPU completion"
+				 " (tier B), each on its rank's clock%s",
+				 root ? "; a cascade: the same rank slows a comm"
+				 " already reported" : "");
+	}
+	val_f(v, "tbase_ms", res->tbase_ns / 1e6);
+	val_f(v, "tmax_ms", res->tmax_ns / 1e6);
+	val_f(v, "tmin_ms", res->tmin_ns / 1e6);
+	val_f(v, "r", res->r);
+	val_f(v, "thr", res->thr);
+	val_f(v, "p", res->p);
+	val_i(v, "onset_iter", res->onset_iter);
+	val_i(v, "iter", res->iter);
+	val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
+	val_i(v, "nranks", c->nranks);
+	if (res->s1_rank >= 0) {
+		val_i(v, "s1_rank", res->s1_rank);
+		val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
+		val_f(v, "s1_z", res->s1_z);
+	}
+	if (res->s2_rank >= 0) {
+		val_i(v, "s2_rank", res->s2_rank);
+		val_f(v, "s2_rate", res->s2_rate);
+	}
+	if (v->kind == AN_V_RECOVERED)
+		val_i(v, "recover_iter", res->recover_iter);
+	an->stats.verdicts++;
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
+
+/* hands the gathered rounds, complete and in order, to the detector */
+static void feed(struct an *an, struct an_comm *c)
+{
+	struct an_slow *s = c->slow;
+
+	for (;;) {
+		struct slow_round *rd = &s->r[(uint64_t)s->next % AN_HIST];
+		struct sl_round in;
+		uint64_t iter_ns;
+		int ev, k;
+
+		if (rd->seq != s->next || rd->n < (uint32_t)c->nranks)
+			return;
+		in.t_ns = rd->t_end;
+		in.dur_ns = rd->dur;
+		in.rate = NULL;
+		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
+		ev = sl_det_round(s->det, &in);
+		if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY))
+			emit_slow(an, c, rd, in.iter, ev);
+		rd->seq = -1;
+		rd->n = 0;
+		for (k = 0; k < c->nranks; k++)
+			rd->dur[k] = NAN;
+		s->next++;
+	}
+}
+
+void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
+		      const struct an_sig *sg, uint64_t t_done, uint32_t host)
+{
+	struct an_slow *s;
+	struct slow_round *rd;
+	int k;
+
+	if (!c || c->nranks < 2 || rank < 0 || rank >= c->nranks ||
+	    !sg->t_enter || t_done < sg->t_enter)
+		return;
+	if (!c->slow && !(c->slow = slow_new(an, c->nranks)))
+		return;
+	s = c->slow;
+	if (s->next < 0)
+		s->next = sg->seq;
+	if (sg->seq < s->next)
+		return;		/* that round was handed over, or skipped */
+	/* a round that cannot complete any more (a rank never reported it) */
+	while (sg->seq >= s->next + AN_HIST) {
+		rd = &s->r[(uint64_t)s->next % AN_HIST];
+		if (rd->seq == s->next) {
+			rd->seq = -1;
+			rd->n = 0;
+			for (k = 0; k < c->nranks; k++)
+				rd->dur[k] = NAN;
+		}
+		s->next++;
+		feed(an, c);
+	}
+	rd = &s->r[(uint64_t)sg->seq % AN_HIST];
+	if (rd->seq != sg->seq) {
+		rd->seq = sg->seq;
+		rd->n = 0;
+		rd->t_end = 0;
+		rd->sig = sig_hash(sg);
+		rd->fn = sg->fn;
+		for (k = 0; k < c->nranks; k++)
+			rd->dur[k] = NAN;
+	}
+	if (isnan(rd->dur[rank])) {
+		rd->dur[rank] = (double)(t_done - sg->t_enter);
+		rd->n++;
+	}
+	/* the round's end on one clock per comm: its rank 0's */
+	if (rank == 0 || !rd->t_end) {
+		rd->t_end = t_done;
+		rd->host = host;
+	}
+	feed(an, c);
+}
