@@ -465,6 +465,25 @@ static uint64_t first_seen(const struct an_progress *subs, uint32_t n,
 }
 
 /*
+ * A send sub of R finished: the op's send rate so far, from the op's first
+ * sighting to this completion (bytes of every finished send sub of it).
+ */
+static void send_done(struct an_rank *r, const struct an_progress *p,
+		      uint64_t t_first, uint64_t t_ns)
+{
+	if (r->rate_op != p->op) {
+		r->rate_op = p->op;
+		r->rate_bytes = 0;
+		r->rate_t0 = t_first;
+	}
+	r->rate_bytes += p->nbytes;
+	r->rate_t1 = t_ns;
+	if (r->rate_t1 > r->rate_t0)
+		r->send_rate = (double)r->rate_bytes * 1e9 /
+			       (double)(r->rate_t1 - r->rate_t0);
+}
+
+/*
  * A new proxy op on rank R: the finished subs of other ops say nothing
  * any more (the unfinished ones do: several ops can be in flight).
  */
@@ -490,7 +509,7 @@ void an_progress(struct an *an, const struct an_key *k,
 {
 	struct an_progress *s;
 	struct an_rank *r;
-	bool adv = true;
+	bool adv = true, fresh = false;
 	uint64_t tf;
 	uint32_t i;
 
@@ -512,10 +531,14 @@ void an_progress(struct an *an, const struct an_key *k,
 			return;
 		r->subs = s;
 		r->nsubs++;
+		fresh = true;
 	} else {
 		adv = advanced(&r->subs[i], p);
 		tf = r->subs[i].t_first;
 	}
+	if (p->dir == AN_SEND && p->op && p->nbytes && sub_finished(p) &&
+	    (fresh || !sub_finished(&r->subs[i])))
+		send_done(r, p, tf, t_ns);
 	r->subs[i] = *p;
 	r->subs[i].t_first = tf;
 	r->tierc = 1;

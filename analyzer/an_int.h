@@ -52,6 +52,9 @@ struct an_rank {
 	uint32_t np2p, cap_p2p;
 	struct an_progress *subs;	/* tier C/E: the op in flight */
 	uint32_t nsubs, cap_subs;
+	/* send rate of its latest proxy op (tier C), for slow diagnosis */
+	uint64_t rate_op, rate_bytes, rate_t0, rate_t1;
+	double send_rate;	/* bytes/s, 0 unknown */
 };
 
 enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };

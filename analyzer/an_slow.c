@@ -26,6 +26,8 @@ struct slow_round {
 	uint64_t sig;		/* op signature, for the iteration period */
 	int fn;
 	double *dur;		/* [nranks] ns, NaN unknown */
+	double *rate;		/* [nranks] send bytes/s (tier C), NaN unknown */
+	bool any_rate;
 };
 
 struct an_slow {
@@ -55,8 +57,10 @@ void an_slow_free(struct an_slow *s)
 		return;
 	sl_det_free(s->det);
 	sl_iter_free(s->iter);
-	for (i = 0; i < AN_HIST; i++)
+	for (i = 0; i < AN_HIST; i++) {
 		free(s->r[i].dur);
+		free(s->r[i].rate);
+	}
 	free(s);
 }
 
@@ -77,10 +81,11 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;
 		s->r[i].dur = malloc((size_t)nranks * sizeof(double));
-		if (!s->r[i].dur)
+		s->r[i].rate = malloc((size_t)nranks * sizeof(double));
+		if (!s->r[i].dur || !s->r[i].rate)
 			break;
 		for (k = 0; k < nranks; k++)
-			s->r[i].dur[k] = NAN;
+			s->r[i].dur[k] = s->r[i].rate[k] = NAN;
 	}
 	if (!s->det || !s->iter || i < AN_HIST) {
 		an_slow_free(s);
@@ -254,6 +259,18 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 		an->sink.verdict(an->sink.ctx, v);
 }
 
+static void clear_round(struct slow_round *rd, int32_t nranks)
+{
+	int32_t k;
+
+	rd->seq = -1;
+	rd->n = 0;
+	rd->t_end = 0;
+	rd->any_rate = false;
+	for (k = 0; k < nranks; k++)
+		rd->dur[k] = rd->rate[k] = NAN;
+}
+
 /* hands the gathered rounds, complete and in order, to the detector */
 static void feed(struct an *an, struct an_comm *c)
 {
@@ -263,21 +280,18 @@ static void feed(struct an *an, struct an_comm *c)
 		struct slow_round *rd = &s->r[(uint64_t)s->next % AN_HIST];
 		struct sl_round in;
 		uint64_t iter_ns;
-		int ev, k;
+		int ev;
 
 		if (rd->seq != s->next || rd->n < (uint32_t)c->nranks)
 			return;
 		in.t_ns = rd->t_end;
 		in.dur_ns = rd->dur;
-		in.rate = NULL;
+		in.rate = rd->any_rate ? rd->rate : NULL;
 		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
 		ev = sl_det_round(s->det, &in);
 		if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY))
 			emit_slow(an, c, rd, in.iter, ev);
-		rd->seq = -1;
-		rd->n = 0;
-		for (k = 0; k < c->nranks; k++)
-			rd->dur[k] = NAN;
+		clear_round(rd, c->nranks);
 		s->next++;
 	}
 }
@@ -287,7 +301,6 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 {
 	struct an_slow *s;
 	struct slow_round *rd;
-	int k;
 
 	if (!c || c->nranks < 2 || rank < 0 || rank >= c->nranks ||
 	    !sg->t_enter || t_done < sg->t_enter)
@@ -302,28 +315,26 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 	/* a round that cannot complete any more (a rank never reported it) */
 	while (sg->seq >= s->next + AN_HIST) {
 		rd = &s->r[(uint64_t)s->next % AN_HIST];
-		if (rd->seq == s->next) {
-			rd->seq = -1;
-			rd->n = 0;
-			for (k = 0; k < c->nranks; k++)
-				rd->dur[k] = NAN;
-		}
+		if (rd->seq == s->next)
+			clear_round(rd, c->nranks);
 		s->next++;
 		feed(an, c);
 	}
 	rd = &s->r[(uint64_t)sg->seq % AN_HIST];
 	if (rd->seq != sg->seq) {
+		clear_round(rd, c->nranks);
 		rd->seq = sg->seq;
-		rd->n = 0;
-		rd->t_end = 0;
 		rd->sig = sig_hash(sg);
 		rd->fn = sg->fn;
-		for (k = 0; k < c->nranks; k++)
-			rd->dur[k] = NAN;
 	}
 	if (isnan(rd->dur[rank])) {
 		rd->dur[rank] = (double)(t_done - sg->t_enter);
 		rd->n++;
+		/* the rank's send rate of its latest proxy op in this comm */
+		if (c->r[rank].send_rate > 0) {
+			rd->rate[rank] = c->r[rank].send_rate;
+			rd->any_rate = true;
+		}
 	}
 	/* the round's end on one clock per comm: its rank 0's */
 	if (rank == 0 || !rd->t_end) {

@@ -76,6 +76,7 @@ struct an_progress {
 	uint64_t done;
 	uint64_t nsteps;	/* steps of the whole op, 0 unknown */
 	uint64_t op;		/* the proxy op's id (NCCL opCount), 0 unknown */
+	uint64_t nbytes;	/* bytes of this sub, 0 unknown */
 	uint64_t t_first;	/* set by the analyzer: op first seen (host clock) */
 };
 

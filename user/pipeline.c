@@ -102,6 +102,7 @@ static void progress_of(const struct ccld_event *ev, struct an_progress *p)
 	p->received = x->received;
 	p->done = x->done;
 	p->nsteps = x->nsteps > 0 ? (uint64_t)x->nsteps : 0;
+	p->nbytes = x->nbytes > 0 ? (uint64_t)x->nbytes : 0;
 	/* +1: opCount 0 is a real op; 0 here means "unknown" */
 	p->op = x->op_count + 1;
 }
