@@ -382,6 +382,22 @@ void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
 	progress(an, an_comm_get(an, op->k.comm, 0, false), op->k.host, t_ns);
 }
 
+/*
+ * When the GPU finished round SG on rank R: tier B completes a whole step at
+ * once (one event per step), so where the rank's proxy went idle after an op
+ * launched at or after SG's entry (tier C), every op of this comm up to SG
+ * was done by then (stream order): that is the round's own end, not the
+ * step's.  Else the tier B time T_NS.
+ */
+static uint64_t op_done_at(const struct an_rank *r, const struct an_sig *sg,
+			   uint64_t t_ns)
+{
+	if (r->tierc && r->idle_tf >= sg->t_enter && r->idle_t >= sg->t_enter &&
+	    r->idle_t <= t_ns)
+		return r->idle_t;
+	return t_ns;
+}
+
 static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 			  int64_t upto, uint32_t host, uint64_t t_ns)
 {
@@ -394,7 +410,9 @@ static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 	     r->completed + 1; c && s <= upto; s++)
 		if (r->hist[s % AN_HIST].seq == s)
 			an_slow_duration(an, c, (int32_t)(r - c->r),
-					 &r->hist[s % AN_HIST], t_ns, host);
+					 &r->hist[s % AN_HIST],
+					 op_done_at(r, &r->hist[s % AN_HIST], t_ns),
+					 host);
 	if (upto > r->completed)
 		r->completed = upto;
 	if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq <= upto)
@@ -462,6 +480,80 @@ static uint64_t first_seen(const struct an_progress *subs, uint32_t n,
 		if (subs[i].op == op)
 			return subs[i].t_first;
 	return t_ns;
+}
+
+/*
+ * The comm rank's proxy finished everything up to its latest call: remember
+ * when, with that call's entry (its launch), for the GPU-side start of the
+ * process's later ops (an_gpu_start).
+ */
+static void note_done(struct an *an, uint64_t comm, const struct an_rank *r,
+		      uint64_t t_ns)
+{
+	struct an_proc *p = r->proc ? &an->procs[r->proc - 1] : NULL;
+	const struct an_sig *sg;
+	struct an_done *d;
+	uint64_t launch = 0;
+	uint32_t i;
+	int dir;
+
+	if (!p)
+		return;
+	if (r->entered >= 0) {
+		sg = &r->hist[(uint64_t)r->entered % AN_HIST];
+		if (sg->seq == r->entered)
+			launch = sg->t_enter;
+	}
+	/* p2p: the latest send or receive entered */
+	for (i = 0; i < r->np2p; i++)
+		for (dir = 0; dir < 2; dir++)
+			if (r->p2p[i].n[dir] && r->p2p[i].t_enter[dir] > launch)
+				launch = r->p2p[i].t_enter[dir];
+	if (!launch)
+		return;
+	d = &p->done[p->ndone++ % AN_DONE_RING];
+	d->comm = comm;
+	d->t_launch = launch;
+	d->t_done = t_ns;
+}
+
+/*
+ * When the GPU of the process could start round SG of COMM: not before the
+ * call, and not before its ops launched earlier in other comms were done
+ * (one stream, in launch order).  CCL-D's GPU-side start, from op-level
+ * proxy records: a rank whose GPU was held elsewhere arrives late here.
+ */
+uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
+		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder)
+{
+	const struct an_proc *p = an_proc_of(an, r);
+	uint64_t t = sg->t_enter;
+	uint32_t i, n;
+
+	*holder = 0;
+	if (!p)
+		return t;
+	n = p->ndone < AN_DONE_RING ? p->ndone : AN_DONE_RING;
+	for (i = 0; i < n; i++) {
+		const struct an_done *d = &p->done[i];
+
+		if (d->comm != comm && d->t_launch < sg->t_enter &&
+		    d->t_done > t && d->t_done <= t_done) {
+			t = d->t_done;
+			*holder = d->comm;
+		}
+	}
+	return t;
+}
+
+static bool open_subs(const struct an_rank *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nsubs; i++)
+		if (!sub_finished(&r->subs[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -542,6 +634,11 @@ void an_progress(struct an *an, const struct an_key *k,
 	r->subs[i] = *p;
 	r->subs[i].t_first = tf;
 	r->tierc = 1;
+	if (sub_finished(p) && p->op && !open_subs(r)) {
+		r->idle_t = t_ns;
+		r->idle_tf = tf;
+		note_done(an, k->comm, r, t_ns);
+	}
 	if (adv) {
 		r->last_ns = t_ns;
 		progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);

@@ -51,9 +51,22 @@ static void suspect(struct an *an, struct an_comm *c, bool on)
 {
 	struct an_suspect s = { .on = on, .comm = c->hash };
 	struct an_culprit *p = NULL;
+	uint32_t h;
 	int32_t i;
 
 	c->suspected = on;
+	/*
+	 * Live, a suspected comm's processes get step hooks, which cost
+	 * microseconds per step: rounds then, and for a second after, are not
+	 * judged slow (replay keeps the same rule, so the same verdicts).
+	 */
+	if (on) {
+		an->nsuspected++;
+	} else if (an->nsuspected) {
+		an->nsuspected--;
+		for (h = 0; h < an->nhosts; h++)
+			an->hosts[h].perturbed_until = an->hosts[h].now + 1000000000ull;
+	}
 	if (!an->sink.suspect)
 		return;
 	if (on) {

@@ -15,6 +15,7 @@
 #define AN_HIST		8
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
+#define AN_DONE_RING	16	/* op completions kept per process */
 
 enum { SIG_RET = 1, SIG_DONE = 2 };
 
@@ -55,6 +56,8 @@ struct an_rank {
 	/* send rate of its latest proxy op (tier C), for slow diagnosis */
 	uint64_t rate_op, rate_bytes, rate_t0, rate_t1;
 	double send_rate;	/* bytes/s, 0 unknown */
+	/* its proxy last went idle (tier C): when, and when that op was first seen */
+	uint64_t idle_t, idle_tf;
 };
 
 enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };
@@ -116,6 +119,9 @@ struct an_proc {
 	int exit_status;
 	uint64_t t_ns;
 	uint64_t wmask;		/* per evaluation: nodes it waits in */
+	/* its proxies' recent "op done" times, for GPU-side start (slow) */
+	struct an_done { uint64_t comm, t_launch, t_done; } done[AN_DONE_RING];
+	uint32_t ndone;
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
@@ -126,6 +132,7 @@ struct an_proc {
 struct an_host_st {
 	char *name;
 	uint64_t now;
+	uint64_t perturbed_until;	/* step hooks were on until about here */
 	bool have_now;
 };
 
@@ -142,6 +149,7 @@ struct an {
 	struct an_verdict tmp;
 	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
 	bool debug;		/* CCLD_AN_DEBUG set */
+	uint32_t nsuspected;	/* comms suspected now (step hooks on, live) */
 };
 
 /* an_core.c */
@@ -158,6 +166,8 @@ struct an_slow;
 void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		      const struct an_sig *sg, uint64_t t_done, uint32_t host);
 void an_slow_free(struct an_slow *s);
+uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
+		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder);
 
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);

@@ -33,9 +33,15 @@ struct slow_round {
 struct an_slow {
 	struct sl_det *det;
 	struct sl_iter *iter;
+	struct sl_bocd *bocd;	/* change points of the iteration time */
+	struct sl_cp cp;	/* the latest one */
+	bool have_cp;
+	uint64_t niter;		/* iteration times seen */
 	int64_t next;		/* the next round for the detector, -1 none yet */
 	bool active;		/* an incident is open */
 	int32_t root_cul;	/* its culprit rank */
+	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
+				 * last (its latest round started after it), 0 */
 	struct slow_round r[AN_HIST];
 };
 
@@ -57,10 +63,12 @@ void an_slow_free(struct an_slow *s)
 		return;
 	sl_det_free(s->det);
 	sl_iter_free(s->iter);
+	sl_bocd_free(s->bocd);
 	for (i = 0; i < AN_HIST; i++) {
 		free(s->r[i].dur);
 		free(s->r[i].rate);
 	}
+	free(s->holder);
 	free(s);
 }
 
@@ -77,7 +85,14 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		cfg.window_ns = (uint64_t)(an->cfg.slow_window_s * 1e9);
 	s->det = sl_det_new(&cfg, (uint32_t)nranks);
 	s->iter = sl_iter_new(1024);
+	{
+		struct sl_bocd_config bc;
+
+		sl_bocd_default(&bc);
+		s->bocd = sl_bocd_new(&bc);
+	}
 	s->next = -1;
+	s->holder = calloc((size_t)nranks, sizeof(*s->holder));
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;
 		s->r[i].dur = malloc((size_t)nranks * sizeof(double));
@@ -87,7 +102,7 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		for (k = 0; k < nranks; k++)
 			s->r[i].dur[k] = s->r[i].rate[k] = NAN;
 	}
-	if (!s->det || !s->iter || i < AN_HIST) {
+	if (!s->det || !s->iter || !s->bocd || !s->holder || i < AN_HIST) {
 		an_slow_free(s);
 		return NULL;
 	}
@@ -174,6 +189,7 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	const struct sl_result *res = sl_det_result(c->slow->det);
 	struct an_verdict *v = &an->tmp;
 	const struct an_comm *root;
+	uint64_t held;
 	size_t len;
 
 	memset(v, 0, sizeof(*v));
@@ -204,11 +220,21 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 		c->slow->active = true;
 		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
 		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
-		c->slow_cascade = root != NULL;
+		held = res->cls != SL_S2 && res->s1_rank >= 0 ?
+		       c->slow->holder[res->s1_rank] : 0;
+		c->slow_cascade = root != NULL || held;
 		if (root) {
 			v->role = AN_CASCADE;
 			v->blocked_comm = root->hash;
 			v->blocked_seq = root->slow_seq;
+		} else if (held) {
+			/* it arrived last because its GPU was busy in that comm */
+			const struct an_comm *h = an_comm_get(an, held, 0, false);
+
+			v->role = AN_CASCADE;
+			v->blocked_comm = held;
+			v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
+					 (h ? h->r[0].entered : -1);
 		} else {
 			c->slow_seq = rd->seq;
 		}
@@ -228,10 +254,14 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				res->s2_rank, res->s2_rate, res->rate_median);
 		if (len < sizeof(v->text))
 			snprintf(v->text + len, sizeof(v->text) - len,
-				 "; durations from call entry to GPU completion"
-				 " (tier B), each on its rank's clock%s",
+				 "; durations from the GPU-side start (the call, or"
+				 " the end of the process's earlier op in another comm)"
+				 " to completion (proxy idle, tier C, else tier B),"
+				 " each on its rank's clock%s",
 				 root ? "; a cascade: the same rank slows a comm"
-				 " already reported" : "");
+				 " already reported" :
+				 held ? "; a cascade: that rank's GPU was held by"
+				 " its op in another comm" : "");
 	}
 	val_f(v, "tbase_ms", res->tbase_ns / 1e6);
 	val_f(v, "tmax_ms", res->tmax_ns / 1e6);
@@ -254,6 +284,16 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	}
 	if (v->kind == AN_V_RECOVERED)
 		val_i(v, "recover_iter", res->recover_iter);
+	/* the iteration time before and after the latest change point */
+	if (c->slow->have_cp && c->slow->niter - c->slow->cp.at <= 16) {
+		val_f(v, "iter_ms_before", c->slow->cp.before / 1e6);
+		val_f(v, "iter_ms_after", c->slow->cp.after / 1e6);
+		len = strlen(v->text);
+		if (len < sizeof(v->text))
+			snprintf(v->text + len, sizeof(v->text) - len,
+				 "; iteration time %.1f ms -> %.1f ms (change point)",
+				 c->slow->cp.before / 1e6, c->slow->cp.after / 1e6);
+	}
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);
@@ -280,14 +320,37 @@ static void feed(struct an *an, struct an_comm *c)
 		struct slow_round *rd = &s->r[(uint64_t)s->next % AN_HIST];
 		struct sl_round in;
 		uint64_t iter_ns;
-		int ev;
+		int ev, k;
 
 		if (rd->seq != s->next || rd->n < (uint32_t)c->nranks)
 			return;
+		if (an->debug) {
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 " dur_ms",
+				c->hash, rd->seq);
+			for (k = 0; k < c->nranks; k++)
+				fprintf(stderr, " %.1f", rd->dur[k] / 1e6);
+			fprintf(stderr, "\n");
+		}
+		if (an->nsuspected || (rd->host < an->nhosts &&
+				       rd->t_end < an->hosts[rd->host].perturbed_until)) {
+			clear_round(rd, c->nranks);
+			s->next++;
+			continue;
+		}
 		in.t_ns = rd->t_end;
 		in.dur_ns = rd->dur;
 		in.rate = rd->any_rate ? rd->rate : NULL;
 		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
+		/* Greyhound: change points of the iteration time, 10% checked */
+		if (iter_ns) {
+			struct sl_cp cp;
+
+			s->niter++;
+			if (sl_bocd_push(s->bocd, (double)iter_ns, &cp)) {
+				s->cp = cp;
+				s->have_cp = true;
+			}
+		}
 		ev = sl_det_round(s->det, &in);
 		if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY))
 			emit_slow(an, c, rd, in.iter, ev);
@@ -328,7 +391,10 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		rd->fn = sg->fn;
 	}
 	if (isnan(rd->dur[rank])) {
-		rd->dur[rank] = (double)(t_done - sg->t_enter);
+		uint64_t t0 = an_gpu_start(an, c->hash, &c->r[rank], sg, t_done,
+					   &c->slow->holder[rank]);
+
+		rd->dur[rank] = (double)(t_done - t0);
 		rd->n++;
 		/* the rank's send rate of its latest proxy op in this comm */
 		if (c->r[rank].send_rate > 0) {

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Check ccld-trace's slow verdicts for a stand-in job against the fault.
 
-usage: check_slow.py TRACE.jsonl PIDFILE --class S1 --culprits R[,R..]
+usage: check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --class S1 --culprits R[,R..]
            --onset STEP [--until STEP] [--within N]
-       check_slow.py TRACE.jsonl PIDFILE --no-verdict
+       check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --no-verdict
 
 The first slow root verdict must have the class and culprit set (world
-ranks, mapped to pids through PIDFILE's "RANK PID" lines).  On the world
-communicator (one loss all-reduce per step, so its seq is the step) the
-first slow verdict must come at most --within (3) steps after --onset, and
-with --until (the first step back to normal) a recovery record must come at
-most --within + 1 steps after it (the third clean iteration is known when
-the next one starts).  No hang verdict may appear.
+ranks, mapped to pids through PIDFILE's "RANK PID" lines).  Its round (the
+one that gave the verdict) must be in a step at most --within (3) after
+--onset, by the culprit's own call log (a step ends with the world's loss
+all-reduce); with --until (the first step back to normal) the root comm's
+recovery record must come at most --within + 1 steps after it (the third
+clean iteration is known when the next one starts).  No hang verdict may
+appear.
 """
 import argparse
 import json
@@ -22,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("pidfile")
+    ap.add_argument("logdir")
     ap.add_argument("--class", dest="cls")
     ap.add_argument("--culprits", default="")
     ap.add_argument("--onset", type=int)
@@ -56,28 +58,32 @@ def main():
         bad.append(f"class {v['class']}, expected {a.cls}")
     if got != want:
         bad.append(f"culprit pids {got}, expected {want} (ranks {a.culprits})")
-    # the world comm (all 8 ranks): its loss all-reduce's seq is the step
-    first_world = None
-    for x in verdicts:
-        if x["type"] == "verdict" and not x.get("update") and \
-                x["evidence"].get("nranks") == 8:
-            first_world = x
-            break
-    if first_world is None:
-        bad.append("no verdict on the world communicator")
-    elif a.onset is not None and first_world["seq"] > a.onset + a.within:
-        bad.append(f"world verdict at step {first_world['seq']}, onset {a.onset}: "
-                   f"more than {a.within} iterations")
-    elif a.onset is not None:
-        print(f"ok: world comm verdict at step {first_world['seq']} (onset {a.onset})")
-    if a.until is not None and first_world is not None:
-        rec = [x for x in verdicts if x["type"] == "recovery" and x["comm"] == first_world["comm"]]
-        if not rec:
-            bad.append("no recovery on the world communicator")
-        elif rec[0]["seq"] > a.until + a.within + 1:
-            bad.append(f"recovery at step {rec[0]['seq']}, back to normal at {a.until}")
+    # steps of the root's rounds, from the culprit's own call log: each step
+    # ends with the world's loss all-reduce (8 ranks)
+    def step_of(comm, seq):
+        step = 0
+        for line in open(f"{a.logdir}/calls.{got[0]}.jsonl"):
+            c = json.loads(line)
+            if c.get("comm") == comm and c.get("seq") == seq:
+                return step
+            if c.get("op") == "AllReduce" and c.get("nranks") == 8:
+                step += 1
+        return None
+    if a.onset is not None:
+        at = step_of(v["comm"], v["seq"])
+        if at is None or at > a.onset + a.within or at < a.onset:
+            bad.append(f"verdict at step {at}, onset {a.onset}: not within {a.within} iterations")
         else:
-            print(f"ok: recovery at step {rec[0]['seq']} (normal from {a.until})")
+            print(f"ok: verdict at step {at} (onset {a.onset})")
+    if a.until is not None:
+        rec = [x for x in verdicts if x["type"] == "recovery" and x["comm"] == v["comm"]]
+        at = step_of(v["comm"], rec[0]["seq"]) if rec else None
+        if at is None:
+            bad.append("no recovery of the root communicator")
+        elif at > a.until + a.within + 1:
+            bad.append(f"recovery at step {at}, back to normal at {a.until}")
+        else:
+            print(f"ok: recovery at step {at} (normal from {a.until})")
     if bad:
         print("\n".join(bad))
         sys.exit(1)

@@ -27,7 +27,7 @@ scenario() {
 	sleep 0.5
 	stop_tracer "$name"
 	# shellcheck disable=SC2086
-	python3 "$TOP/tests/e2e/check_slow.py" "$TMP/$name.jsonl" "$TMP/pids" \
+	python3 "$TOP/tests/e2e/check_slow.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
 		$checkargs || fail "$name: wrong verdict"
 	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json >"$TMP/$name.replay" ||
 		fail "$name: replay failed"
