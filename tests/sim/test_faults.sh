@@ -49,7 +49,10 @@ stall() {	# kind, grep pattern the dump must show
 	grep -Eq "$2" "$out" || { grep 'rank 1 opCount' "$out" | head -30; fail "$kind: rank 1's counters do not show '$2'"; }
 	echo "$kind: $a step lines, then none; counters show where rank 1 is stuck"
 }
-stall netstall "rank 1 opCount [0-9a-f]+ send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received 0 done 0"
+# netstall: a send of rank 1 left and is never done, or (the stall hit while
+# its GPU waited for a receive) data that a peer sent never arrives although
+# rank 1 gave the buffer (credited)
+stall netstall "rank 1 opCount [0-9a-f]+ (send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received 0 done 0|recv peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0 \\(gpu 0 credited [1-9])"
 stall gpustall "rank 1 opCount [0-9a-f]+ send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0"
 
 # --- slowdowns: mean step time of rank 0 (rank 1 is the slow one)
