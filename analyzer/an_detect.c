@@ -184,10 +184,81 @@ static bool changed(const struct an_verdict *a, const struct an_verdict *b)
 }
 
 /* a before b in time of stall: longer quiet, then the lower hash */
+/*
+ * When the comm's wait began: the first entry of its stuck round by a rank
+ * that waits in it (0 unknown), on that rank's host clock.
+ */
+static uint64_t wait_began(const struct an_comm *c)
+{
+	const struct an_status *st = &c->st;
+	uint64_t t = 0;
+	uint32_t k;
+
+	for (k = 0; k < st->nwait; k++) {
+		const struct an_rank *r = &c->r[st->wait[k]];
+		const struct an_sig *sg = &r->hist[(uint64_t)st->seq % AN_HIST];
+		uint64_t e = 0;
+		uint32_t i;
+		int d;
+
+		if (st->p2p) {
+			for (i = 0; i < r->np2p; i++)
+				for (d = 0; d < 2; d++)
+					if (r->p2p[i].n[d] > r->p2p[i].ndone[d] &&
+					    (!e || r->p2p[i].t_enter[d] < e))
+						e = r->p2p[i].t_enter[d];
+		} else if (st->seq >= 0 && sg->seq == st->seq) {
+			e = sg->t_enter;
+		}
+		if (e && (!t || e < t))
+			t = e;
+	}
+	return t;
+}
+
+/* the single H1 culprit's last call in C (its own clock), 0 unknown */
+static uint64_t culprit_last_call(const struct an_comm *c, uint32_t *proc)
+{
+	const struct an_rank *r;
+	const struct an_sig *sg;
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (c->st.cls != AN_H1 || c->st.ncul != 1)
+		return 0;
+	r = &c->r[c->st.cul[0]];
+	*proc = r->proc;
+	sg = &r->hist[(uint64_t)(r->entered < 0 ? 0 : r->entered) % AN_HIST];
+	if (r->entered >= 0 && sg->seq == r->entered)
+		t = sg->t_enter;
+	for (i = 0; i < r->np2p; i++)
+		for (d = 0; d < 2; d++)
+			if (r->p2p[i].n[d] && r->p2p[i].t_enter[d] > t)
+				t = r->p2p[i].t_enter[d];
+	return t;
+}
+
 static bool earlier(const struct node *a, const struct node *b)
 {
+	uint64_t ta = wait_began(a->c), tb = wait_began(b->c), la, lb;
+	uint32_t pa = 0, pb = 0;
+
+	/*
+	 * Two comms that wait for the same missing rank (H1): in that rank's
+	 * own program order, the comm it called longest ago is the one it
+	 * would have called next (each comm once per iteration): where the
+	 * hang began.  The other ranks' entries and progress records are on
+	 * other clocks and come in any order.
+	 */
+	la = culprit_last_call(a->c, &pa);
+	lb = culprit_last_call(b->c, &pb);
+	if (la && lb && pa && pa == pb && la != lb)
+		return la < lb;
 	if (a->quiet != b->quiet)
 		return a->quiet > b->quiet;
+	if (ta && tb && ta != tb)
+		return ta < tb;
 	return a->c->hash < b->c->hash;
 }
 
@@ -717,6 +788,13 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
 			nodes[i].held ? " held" : "", (unsigned long long)c->st.open_op,
 			nodes[i].quiet);
+		fprintf(stderr, "an:   wait");
+		for (k = 0; k < c->st.nwait; k++)
+			fprintf(stderr, " %d", c->st.wait[k]);
+		fprintf(stderr, " cul");
+		for (k = 0; k < c->st.ncul; k++)
+			fprintf(stderr, " %d", c->st.cul[k]);
+		fprintf(stderr, "\n");
 		for (r = 0; r < c->nranks; r++) {
 			const struct an_rank *rk = &c->r[r];
 			const struct an_proc *p = an_proc_of(an, rk);

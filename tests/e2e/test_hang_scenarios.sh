@@ -38,12 +38,13 @@ scenario() {
 	echo "$name: ok"
 }
 
-# H1: not entered
+# H1: not entered; the root is the comm the culprit would have called next
+# (each step starts with the TP all-reduces)
 scenario skip-tp "--steps 12 --skip 3:4:tp" "--class H1 --culprits 3 --kind tp"
-scenario cpu-hang "--steps 100000 --hang 2:20" "--class H1 --culprits 2"
-scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6"
+scenario cpu-hang "--steps 100000 --hang 2:20" "--class H1 --culprits 2 --kind tp"
+scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
 # the ranks idle 300 ms after each step, so the stop lands between calls
-scenario sigstop "--steps 100000 --step-delay 300" "--class H1 --culprits 5" "" \
+scenario sigstop "--steps 100000 --step-delay 300" "--class H1 --culprits 5 --kind tp" "" \
 	'sleep 2; kill -STOP $(awk "\$1 == 5 {print \$2}" "$TMP/pids")'
 # H2: inconsistent op, on the world's loss all-reduce
 scenario count "--steps 100000 --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
