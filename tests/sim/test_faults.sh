@@ -53,7 +53,9 @@ stall() {	# kind, grep pattern the dump must show
 # its GPU waited for a receive) data that a peer sent never arrives although
 # rank 1 gave the buffer (credited)
 stall netstall "rank 1 opCount [0-9a-f]+ (send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received 0 done 0|recv peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0 \\(gpu 0 credited [1-9])"
-stall gpustall "rank 1 opCount [0-9a-f]+ send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0"
+# gpustall: the kernel stops: data for a send is never produced, or data
+# received is never consumed (depending on where in the kernel it stopped)
+stall gpustall "rank 1 opCount [0-9a-f]+ (send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0|recv peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received [1-9][0-9]* done 0 \\(gpu 0)"
 
 # --- slowdowns: mean step time of rank 0 (rank 1 is the slow one)
 mean_step() {	# env assignments...
