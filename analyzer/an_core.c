@@ -576,6 +576,27 @@ static void send_done(struct an_rank *r, const struct an_progress *p,
 }
 
 /*
+ * Two step-level records of one send sub: the steps transmitted and not yet
+ * done were in the network in between.  The integral of that count over
+ * time is the sum of the steps' network times (each step's done minus its
+ * transmitted), whatever the pipelining; a slow link shows as a longer time
+ * per step, while a sender waiting for its GPU or for credits does not.
+ */
+static void net_time(struct an_rank *r, const struct an_progress *o,
+		     const struct an_progress *n, uint64_t t_ns)
+{
+	if (n->op != o->op || t_ns < o->t_last)
+		return;
+	if (o->transmitted > o->done)
+		r->net_ns += (double)(o->transmitted - o->done) * (double)(t_ns - o->t_last);
+	if (n->done > o->done && n->done <= n->nsteps && n->nsteps) {
+		r->net_steps += n->done - o->done;
+		r->net_bytes += (double)(n->done - o->done) * (double)n->nbytes /
+				(double)n->nsteps;
+	}
+}
+
+/*
  * A new proxy op on rank R: the finished subs of other ops say nothing
  * any more (the unfinished ones do: several ops can be in flight).
  */
@@ -631,8 +652,11 @@ void an_progress(struct an *an, const struct an_key *k,
 	if (p->dir == AN_SEND && p->op && p->nbytes && sub_finished(p) &&
 	    (fresh || !sub_finished(&r->subs[i])))
 		send_done(r, p, tf, t_ns);
+	if (!fresh && p->step && r->subs[i].step && p->dir == AN_SEND)
+		net_time(r, &r->subs[i], p, t_ns);
 	r->subs[i] = *p;
 	r->subs[i].t_first = tf;
+	r->subs[i].t_last = t_ns;
 	r->tierc = 1;
 	if (sub_finished(p) && p->op && !open_subs(r)) {
 		r->idle_t = t_ns;

@@ -47,18 +47,21 @@ static double quiet_of(const struct an *an, const struct an_comm *c,
 	return isfinite(best) ? best : 0;
 }
 
-static void suspect(struct an *an, struct an_comm *c, bool on)
+void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow)
 {
-	struct an_suspect s = { .on = on, .comm = c->hash };
+	struct an_suspect s = { .on = on, .slow = slow, .comm = c->hash };
 	struct an_culprit *p = NULL;
 	uint32_t h;
 	int32_t i;
 
-	c->suspected = on;
+	if (slow)
+		c->sampling = on;
+	else
+		c->suspected = on;
 	/*
-	 * Live, a suspected comm's processes get step hooks, which cost
-	 * microseconds per step: rounds then, and for a second after, are not
-	 * judged slow (replay keeps the same rule, so the same verdicts).
+	 * Live, a suspected or sampled comm's processes get step hooks, which
+	 * cost microseconds per step: rounds then, and for a second after, are
+	 * not judged slow (replay keeps the same rule, so the same verdicts).
 	 */
 	if (on) {
 		an->nsuspected++;
@@ -87,6 +90,11 @@ static void suspect(struct an *an, struct an_comm *c, bool on)
 	s.procs = p;
 	an->sink.suspect(an->sink.ctx, &s);
 	free(p);
+}
+
+static void suspect(struct an *an, struct an_comm *c, bool on)
+{
+	an_suspect_comm(an, c, on, false);
 }
 
 static void emit(struct an *an, const struct an_verdict *v)
@@ -931,4 +939,5 @@ void an_clock(struct an *an, uint32_t host, uint64_t now_ns)
 	h->now = now_ns;
 	h->have_now = true;
 	evaluate(an);
+	an_slow_clock(an, host, now_ns);
 }

@@ -56,6 +56,10 @@ struct an_rank {
 	/* send rate of its latest proxy op (tier C), for slow diagnosis */
 	uint64_t rate_op, rate_bytes, rate_t0, rate_t1;
 	double send_rate;	/* bytes/s, 0 unknown */
+	/* step-level records only: send steps' time in the network, summed */
+	double net_ns;		/* integral of steps in flight over time */
+	double net_bytes;	/* bytes of the steps that completed */
+	uint64_t net_steps;	/* send steps that completed */
 	/* its proxy last went idle (tier C): when, and when that op was first seen */
 	uint64_t idle_t, idle_tf;
 };
@@ -98,6 +102,7 @@ struct an_comm {
 	struct an_status st;
 	/* incident */
 	bool suspected;
+	bool sampling;		/* step hooks sampled for a slow verdict */
 	bool declared;
 	int64_t decl_seq;
 	bool decl_p2p;
@@ -166,6 +171,10 @@ struct an_slow;
 void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		      const struct an_sig *sg, uint64_t t_done, uint32_t host);
 void an_slow_free(struct an_slow *s);
+/* the host's clock: ends step samples (an_slow.c) */
+void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
+/* step hooks on/off for C's processes: hang suspicion or slow sample */
+void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow);
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
 		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder);
 

@@ -42,8 +42,29 @@ struct an_slow {
 	int32_t root_cul;	/* its culprit rank */
 	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
 				 * last (its latest round started after it), 0 */
+	/* iterations while step hooks were on: not judged, not counted */
+	int64_t iter_skip;	/* iterations removed so far */
+	int64_t last_iter;	/* sl_iter index of the last judged round, -1 */
+	bool skipped;		/* rounds were skipped since it */
+	/*
+	 * Step sample (S2/S3): the onset's verdict waits until every rank's
+	 * send steps were timed for SAMPLE_NS with step hooks on.
+	 */
+	struct slow_round pend;	/* the round that opened the incident */
+	int64_t pend_iter;
+	int pend_ev;
+	uint32_t samp_host;
+	uint64_t samp_t0;
+	double *net0;		/* [3 * nranks] ns, bytes, steps at the start */
+	double *srate;		/* [nranks] bytes/s over the sample, NaN */
+	double *slat;		/* [nranks] ns per send step over the sample */
+	bool have_srate;
 	struct slow_round r[AN_HIST];
 };
+
+#define SAMPLE_NS	500000000ull	/* step hooks on at least this long */
+#define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
+#define SAMPLE_STEPS	8		/* send steps timed per rank */
 
 static uint64_t sig_hash(const struct an_sig *s)
 {
@@ -69,6 +90,9 @@ void an_slow_free(struct an_slow *s)
 		free(s->r[i].rate);
 	}
 	free(s->holder);
+	free(s->net0);
+	free(s->srate);
+	free(s->slat);
 	free(s);
 }
 
@@ -93,6 +117,10 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	}
 	s->next = -1;
 	s->holder = calloc((size_t)nranks, sizeof(*s->holder));
+	s->net0 = calloc(3 * (size_t)nranks, sizeof(*s->net0));
+	s->srate = calloc((size_t)nranks, sizeof(*s->srate));
+	s->slat = calloc((size_t)nranks, sizeof(*s->slat));
+	s->last_iter = -1;
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;
 		s->r[i].dur = malloc((size_t)nranks * sizeof(double));
@@ -102,7 +130,8 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		for (k = 0; k < nranks; k++)
 			s->r[i].dur[k] = s->r[i].rate[k] = NAN;
 	}
-	if (!s->det || !s->iter || !s->bocd || !s->holder || i < AN_HIST) {
+	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->net0 || !s->srate ||
+	    !s->slat || i < AN_HIST) {
 		an_slow_free(s);
 		return NULL;
 	}
@@ -183,19 +212,72 @@ static void val_i(struct an_verdict *v, const char *key, int64_t x)
 	v->nval++;
 }
 
+/*
+ * A rank's send steps spend at least twice as long in the network as the
+ * others' (median): its link is slow, whatever P says.  Healthy links of one
+ * comm differ far less (measured on the stand-in: within 20%).
+ */
+static bool net_outlier(double lat, double others)
+{
+	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
+}
+
+/* the S2 candidate from the step sample: the lowest send rate */
+static void sampled_s2(const struct an_comm *c, int32_t *rank, double *rate,
+		       double *med, double *z, double *lat, double *lat_med)
+{
+	const struct an_slow *s = c->slow;
+	double *scratch = malloc(2 * (size_t)c->nranks * sizeof(double));
+	int32_t k;
+
+	*rank = -1;
+	for (k = 0; k < c->nranks; k++)
+		if (isfinite(s->srate[k]) && (*rank < 0 || s->srate[k] < s->srate[*rank]))
+			*rank = k;
+	if (*rank < 0 || !scratch) {
+		free(scratch);
+		return;
+	}
+	*rate = s->srate[*rank];
+	*lat = s->slat[*rank];
+	*med = sl_median(s->srate, (size_t)c->nranks, scratch);
+	/* the others' median: with 2 ranks the median would include the culprit */
+	for (k = 0; k < c->nranks; k++)
+		scratch[c->nranks + k] = k == *rank ? NAN : s->slat[k];
+	*lat_med = sl_median(scratch + c->nranks, (size_t)c->nranks, scratch);
+	sl_zscores(s->srate, (size_t)c->nranks, scratch + c->nranks);
+	*z = scratch[c->nranks + *rank];
+	free(scratch);
+}
+
 static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		      int64_t iter, int ev)
 {
 	const struct sl_result *res = sl_det_result(c->slow->det);
 	struct an_verdict *v = &an->tmp;
 	const struct an_comm *root;
+	int32_t s2_rank = res->s2_rank;
+	double s2_rate = res->s2_rate, s2_med = res->rate_median, s2_z = res->s2_z;
+	double s2_lat = NAN, lat_med = NAN;
+	enum sl_class cls;
 	uint64_t held;
 	size_t len;
 
+	if (c->slow->have_srate)
+		sampled_s2(c, &s2_rank, &s2_rate, &s2_med, &s2_z, &s2_lat, &lat_med);
 	memset(v, 0, sizeof(*v));
 	v->kind = ev & SL_EV_RECOVERY ? AN_V_RECOVERED :
 		  ev & SL_EV_ONSET ? AN_V_NEW : AN_V_UPDATE;
-	v->cls = res->cls == SL_S2 ? AN_S2 : res->cls == SL_S3 ? AN_S3 : AN_S1;
+	cls = res->cls;
+	/*
+	 * CCL-D's P says which effect dominates the located round; a sampled
+	 * network culprit that is another rank than the one arriving last is
+	 * a second cause: both are reported (S3).
+	 */
+	if (cls == SL_S1 && net_outlier(s2_lat, lat_med) && s2_rank >= 0 &&
+	    s2_rank != res->s1_rank)
+		cls = SL_S3;
+	v->cls = cls == SL_S2 ? AN_S2 : cls == SL_S3 ? AN_S3 : AN_S1;
 	v->comm = c->hash;
 	v->seq = rd->seq;
 	v->fn = rd->fn;
@@ -203,24 +285,25 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	v->detected_ns = rd->t_end;
 	v->onset_ns = res->onset_ns;
 	v->role = AN_ROOT;
-	if (res->cls == SL_S2)
-		add_culprit(an, c, v, res->s2_rank);
+	if (cls == SL_S2)
+		add_culprit(an, c, v, s2_rank);
 	else
 		add_culprit(an, c, v, res->s1_rank);
-	if (res->cls == SL_S3)
-		add_culprit(an, c, v, res->s2_rank);
+	if (cls == SL_S3)
+		add_culprit(an, c, v, s2_rank);
 	if (v->kind == AN_V_RECOVERED) {
 		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back to"
 			 " its baseline round time (%.1f ms) for %u iterations since"
 			 " iteration %" PRId64, c->hash, res->tbase_ns / 1e6,
-			 3u, res->recover_iter);
+			 3u, res->recover_iter + c->slow->iter_skip);
+		c->slow->have_srate = false;
 		c->slow->active = false;
 		c->slow_cascade = false;
 	} else {
 		c->slow->active = true;
 		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
 		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
-		held = res->cls != SL_S2 && res->s1_rank >= 0 ?
+		held = cls != SL_S2 && res->s1_rank >= 0 ?
 		       c->slow->holder[res->s1_rank] : 0;
 		c->slow_cascade = root != NULL || held;
 		if (root) {
@@ -242,16 +325,26 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 			"comm %016" PRIx64 " is slower: round time %.1f ms against a"
 			" baseline of %.1f ms (R = %.2f > %.2f) since iteration %" PRId64
 			"; P = %.2f: %s (%s)", c->hash, res->tmax_ns / 1e6,
-			res->tbase_ns / 1e6, res->r, res->thr, res->onset_iter, res->p,
-			class_words(res->cls), an_class_name(v->cls));
-		if (res->cls != SL_S2 && res->s1_rank >= 0 && len < sizeof(v->text))
+			res->tbase_ns / 1e6, res->r, res->thr,
+			res->onset_iter + c->slow->iter_skip, res->p,
+			class_words(cls), an_class_name(v->cls));
+		if (cls != SL_S2 && res->s1_rank >= 0 && len < sizeof(v->text))
 			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
 				"; rank %d arrives last (shortest duration %.1f ms,"
 				" z %.1f)", res->s1_rank, res->s1_dur_ns / 1e6, res->s1_z);
-		if (res->cls != SL_S1 && res->s2_rank >= 0 && len < sizeof(v->text))
+		if (cls != SL_S1 && s2_rank >= 0 && len < sizeof(v->text) &&
+		    c->slow->have_srate)
 			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
-				"; rank %d has the lowest rate (%.0f B/s, median %.0f)",
-				res->s2_rank, res->s2_rate, res->rate_median);
+				"; rank %d has the lowest send rate: %.2f ms per step in"
+				" the network, the others' median %.2f ms (%.0f B/s,"
+				" z %.1f; step hooks sampled %.1f s)", s2_rank,
+				s2_lat / 1e6, lat_med / 1e6, s2_rate, s2_z,
+				SAMPLE_NS / 1e9);
+		else if (cls != SL_S1 && s2_rank >= 0 && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; rank %d has the lowest rate (%.0f B/s, median %.0f;"
+				" op-level: bytes over the op's time, step hooks"
+				" unavailable)", s2_rank, s2_rate, s2_med);
 		if (len < sizeof(v->text))
 			snprintf(v->text + len, sizeof(v->text) - len,
 				 "; durations from the GPU-side start (the call, or"
@@ -269,8 +362,8 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	val_f(v, "r", res->r);
 	val_f(v, "thr", res->thr);
 	val_f(v, "p", res->p);
-	val_i(v, "onset_iter", res->onset_iter);
-	val_i(v, "iter", res->iter);
+	val_i(v, "onset_iter", res->onset_iter + c->slow->iter_skip);
+	val_i(v, "iter", res->iter + c->slow->iter_skip);
 	val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
 	val_i(v, "nranks", c->nranks);
 	if (res->s1_rank >= 0) {
@@ -278,12 +371,14 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 		val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
 		val_f(v, "s1_z", res->s1_z);
 	}
-	if (res->s2_rank >= 0) {
-		val_i(v, "s2_rank", res->s2_rank);
-		val_f(v, "s2_rate", res->s2_rate);
+	if (s2_rank >= 0) {
+		val_i(v, "s2_rank", s2_rank);
+		val_f(v, "s2_rate", s2_rate);
+		val_f(v, "s2_z", s2_z);
+		val_f(v, "s2_step_ms", s2_lat / 1e6);
 	}
 	if (v->kind == AN_V_RECOVERED)
-		val_i(v, "recover_iter", res->recover_iter);
+		val_i(v, "recover_iter", res->recover_iter + c->slow->iter_skip);
 	/* the iteration time before and after the latest change point */
 	if (c->slow->have_cp && c->slow->niter - c->slow->cp.at <= 16) {
 		val_f(v, "iter_ms_before", c->slow->cp.before / 1e6);
@@ -311,6 +406,112 @@ static void clear_round(struct slow_round *rd, int32_t nranks)
 		rd->dur[k] = rd->rate[k] = NAN;
 }
 
+/*
+ * Communication is involved (S2, S3): its culprit is the rank whose send
+ * steps spend the longest in the network, which only step-level records
+ * show.  Sampled where the comm has tier C (its proxy ops are seen); after
+ * an S1 verdict too, to find a slow link behind the late rank.
+ */
+static bool can_sample(const struct an_comm *c)
+{
+	int32_t k;
+
+	if (c->sampling)
+		return false;
+	for (k = 0; k < c->nranks; k++)
+		if (c->r[k].tierc)
+			return true;
+	return false;
+}
+
+static void start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			 int64_t iter, int ev)
+{
+	struct an_slow *s = c->slow;
+	int32_t k;
+
+	s->pend.seq = rd->seq;
+	s->pend.fn = rd->fn;
+	s->pend_iter = iter;
+	s->pend_ev = ev;
+	s->samp_host = rd->host;
+	s->samp_t0 = rd->host < an->nhosts && an->hosts[rd->host].now > rd->t_end ?
+		     an->hosts[rd->host].now : rd->t_end;
+	for (k = 0; k < c->nranks; k++) {
+		s->net0[3 * k] = c->r[k].net_ns;
+		s->net0[3 * k + 1] = c->r[k].net_bytes;
+		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
+	}
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+			": sampling step hooks\n", c->hash, rd->seq);
+	an_suspect_comm(an, c, true, true);
+}
+
+/* the sample is long enough (or timed out): rates, then the verdict */
+static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	uint32_t timed = 0, ready = 0;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_rank *r = &c->r[k];
+		double ns = r->net_ns - s->net0[3 * k];
+		double bytes = r->net_bytes - s->net0[3 * k + 1];
+		double steps = (double)r->net_steps - s->net0[3 * k + 2];
+
+		s->srate[k] = s->slat[k] = NAN;
+		if (steps >= 1 && ns > 0) {
+			s->slat[k] = ns / steps;
+			s->srate[k] = bytes * 1e9 / ns;
+			timed++;
+			ready += steps >= SAMPLE_STEPS;
+		}
+	}
+	if (ready < (uint32_t)c->nranks && now - s->samp_t0 < SAMPLE_MAX_NS)
+		return;
+	s->have_srate = timed >= 2;
+	an_suspect_comm(an, c, false, true);
+	s->pend.t_end = now;
+	s->pend.host = s->samp_host;
+	if (s->pend_ev) {
+		emit_slow(an, c, &s->pend, s->pend_iter, s->pend_ev);
+	} else if (s->have_srate && sl_det_result(s->det)->active) {
+		/* after an S1 verdict: an update only if a link is slow too */
+		int32_t rank;
+		double rate, med, z, lat, lat_med;
+
+		sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
+		if (rank >= 0 && net_outlier(lat, lat_med) &&
+		    rank != sl_det_result(s->det)->s1_rank)
+			emit_slow(an, c, &s->pend, s->pend_iter, SL_EV_UPDATE);
+	}
+	if (an->debug) {
+		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: ms/step", c->hash);
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %.2f", s->slat[k] / 1e6);
+		fprintf(stderr, "\n");
+	}
+}
+
+void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	if (!an->nsuspected)
+		return;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		struct an_comm *c = v;
+
+		if (c->sampling && c->slow && c->slow->samp_host == host &&
+		    now_ns >= c->slow->samp_t0 + SAMPLE_NS)
+			end_sample(an, c, now_ns);
+	}
+}
+
 /* hands the gathered rounds, complete and in order, to the detector */
 static void feed(struct an *an, struct an_comm *c)
 {
@@ -331,16 +532,29 @@ static void feed(struct an *an, struct an_comm *c)
 				fprintf(stderr, " %.1f", rd->dur[k] / 1e6);
 			fprintf(stderr, "\n");
 		}
+		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
 		if (an->nsuspected || (rd->host < an->nhosts &&
 				       rd->t_end < an->hosts[rd->host].perturbed_until)) {
+			/* not judged; its iteration is not counted (the phase is kept) */
+			s->skipped = true;
 			clear_round(rd, c->nranks);
 			s->next++;
 			continue;
 		}
+		if (in.iter >= 0) {
+			bool after_skip = s->skipped;
+
+			if (s->skipped && s->last_iter >= 0 && in.iter > s->last_iter + 1)
+				s->iter_skip += in.iter - s->last_iter - 1;
+			s->skipped = false;
+			s->last_iter = in.iter;
+			in.iter -= s->iter_skip;
+			if (after_skip)
+				iter_ns = 0;	/* it spans perturbed rounds */
+		}
 		in.t_ns = rd->t_end;
 		in.dur_ns = rd->dur;
 		in.rate = rd->any_rate ? rd->rate : NULL;
-		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
 		/* Greyhound: change points of the iteration time, 10% checked */
 		if (iter_ns) {
 			struct sl_cp cp;
@@ -352,8 +566,19 @@ static void feed(struct an *an, struct an_comm *c)
 			}
 		}
 		ev = sl_det_round(s->det, &in);
-		if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY))
+		if ((ev & SL_EV_ONSET) && can_sample(c) &&
+		    sl_det_result(s->det)->cls != SL_S1) {
+			/* the verdict waits for the sample: its culprit is there */
+			start_sample(an, c, rd, in.iter, ev);
+		} else if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY)) {
 			emit_slow(an, c, rd, in.iter, ev);
+			/*
+			 * computation: a sample then tells whether a link is
+			 * slow too (not for a cascade: its cause is elsewhere)
+			 */
+			if ((ev & SL_EV_ONSET) && !c->slow_cascade && can_sample(c))
+				start_sample(an, c, rd, in.iter, 0);
+		}
 		clear_round(rd, c->nranks);
 		s->next++;
 	}

@@ -78,6 +78,8 @@ struct an_progress {
 	uint64_t op;		/* the proxy op's id (NCCL opCount), 0 unknown */
 	uint64_t nbytes;	/* bytes of this sub, 0 unknown */
 	uint64_t t_first;	/* set by the analyzer: op first seen (host clock) */
+	uint64_t t_last;	/* set by the analyzer: this sub's latest record */
+	bool step;		/* from a step-level hook (every step change seen) */
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
@@ -134,9 +136,11 @@ struct an_verdict {
 };
 
 /* Asks the caller to turn on (on=true) or off step hooks / take a tier E
- * snapshot for the processes of a communicator that is suspected stuck. */
+ * snapshot for the processes of a communicator that is suspected stuck, or
+ * (slow) to sample its step hooks for a slow verdict's rates. */
 struct an_suspect {
 	bool on;
+	bool slow;		/* a step sample for a slow verdict, no snapshot */
 	uint64_t comm;
 	uint32_t nprocs;
 	const struct an_culprit *procs;	/* rank, host, pid of each rank */

@@ -15,6 +15,7 @@
 
 struct suspected {
 	uint64_t comm;
+	bool slow;		/* a step sample for a slow verdict: no snapshots */
 	uint32_t *pids;
 	uint32_t npids;
 };
@@ -82,12 +83,12 @@ void proxy_live_forget(struct proxy_live *pl, uint32_t pid)
 	proxymap_forget(pl->map, pid);
 }
 
-static void drop_suspect(struct proxy_live *pl, uint64_t comm)
+static void drop_suspect(struct proxy_live *pl, uint64_t comm, bool slow)
 {
 	size_t i;
 
 	for (i = 0; i < pl->nsus; i++) {
-		if (pl->sus[i].comm != comm)
+		if (pl->sus[i].comm != comm || pl->sus[i].slow != slow)
 			continue;
 		free(pl->sus[i].pids);
 		pl->sus[i] = pl->sus[--pl->nsus];
@@ -101,7 +102,7 @@ void proxy_live_suspect(struct proxy_live *pl, const struct an_suspect *s)
 	struct suspected *n;
 	uint32_t i;
 
-	drop_suspect(pl, s->comm);
+	drop_suspect(pl, s->comm, s->slow);
 	if (!s->on)
 		return;
 	n = realloc(pl->sus, (pl->nsus + 1) * sizeof(*n));
@@ -110,6 +111,7 @@ void proxy_live_suspect(struct proxy_live *pl, const struct an_suspect *s)
 	pl->sus = n;
 	n = &pl->sus[pl->nsus];
 	n->comm = s->comm;
+	n->slow = s->slow;
 	n->npids = 0;
 	n->pids = calloc(s->nprocs ? s->nprocs : 1, sizeof(*n->pids));
 	if (!n->pids)
@@ -219,8 +221,9 @@ static void update_hooks(struct proxy_live *pl, uint64_t now)
 			pl->hooked[pl->nhooked++] = pid;
 			if (pl->verbose)
 				fprintf(stderr, "ccld-trace: comm %016" PRIx64
-					" suspected stuck: %d step hooks on pid %u\n",
-					pl->sus[i].comm, ret, pid);
+					" %s: %d step hooks on pid %u\n", pl->sus[i].comm,
+					pl->sus[i].slow ? "slower (rates sampled)" :
+					"suspected stuck", ret, pid);
 		}
 	}
 }
@@ -233,6 +236,8 @@ void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 
 	update_hooks(pl, now_ns);
 	for (i = 0; i < pl->nsus; i++) {
+		if (pl->sus[i].slow)
+			continue;
 		for (it = 0; (cr = state_next_rank(pl->st, &it));) {
 			if (cr->hash != pl->sus[i].comm || cr->host_id != pl->host ||
 			    cr->state == RS_EXITED || cr->state == RS_DESTROYED)

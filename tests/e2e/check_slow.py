@@ -2,13 +2,15 @@
 """Check ccld-trace's slow verdicts for a stand-in job against the fault.
 
 usage: check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --class S1 --culprits R[,R..]
-           --onset STEP [--until STEP] [--within N]
+           (--onset STEP | --onset-fault R) [--until STEP] [--within N]
        check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --no-verdict
 
 The first slow root verdict must have the class and culprit set (world
 ranks, mapped to pids through PIDFILE's "RANK PID" lines).  Its round (the
 one that gave the verdict) must be in a step at most --within (3) after
---onset, by the culprit's own call log (a step ends with the world's loss
+--onset, by the culprit's own call log (--onset-fault R: the step in which
+the stand-in fault of rank R took effect, from the "Fault" line and the
+calls' t_ns in R's call log) (a step ends with the world's loss
 all-reduce); with --until (the first step back to normal) the root comm's
 recovery record must come at most --within + 1 steps after it (the third
 clean iteration is known when the next one starts).  No hang verdict may
@@ -19,6 +21,20 @@ import json
 import sys
 
 
+def fault_step(path):
+    """The step in which the process's stand-in fault took effect."""
+    at, step = None, 0
+    for line in open(path):
+        c = json.loads(line)
+        if c.get("op") == "Fault":
+            at = c["fault_at_ns"]
+        elif at is not None and c.get("t_ns", 0) >= at:
+            return step
+        if c.get("op") == "AllReduce" and c.get("nranks") == 8:
+            step += 1
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -27,6 +43,7 @@ def main():
     ap.add_argument("--class", dest="cls")
     ap.add_argument("--culprits", default="")
     ap.add_argument("--onset", type=int)
+    ap.add_argument("--onset-fault", type=int)
     ap.add_argument("--until", type=int)
     ap.add_argument("--within", type=int, default=3)
     ap.add_argument("--no-verdict", action="store_true")
@@ -69,6 +86,11 @@ def main():
             if c.get("op") == "AllReduce" and c.get("nranks") == 8:
                 step += 1
         return None
+    if a.onset_fault is not None:
+        a.onset = fault_step(f"{a.logdir}/calls.{pid_of[a.onset_fault]}.jsonl")
+        if a.onset is None:
+            sys.exit(f"no fault line in rank {a.onset_fault}'s call log")
+        print(f"fault of rank {a.onset_fault} took effect in step {a.onset}")
     if a.onset is not None:
         at = step_of(v["comm"], v["seq"])
         if at is None or at > a.onset + a.within or at < a.onset:

@@ -11,14 +11,14 @@ require_bpf
 # ~30 steps/s: the baseline (100 rounds of each comm) is learned in ~4 s
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120)
 
-# scenario NAME STEPS "JOB ARGS" "CHECK ARGS" [fault env]
+# scenario NAME STEPS "JOB ARGS" "CHECK ARGS" [CCLD_SIM_FAULT [CCLD_SIM_NET_US]]
 scenario() {
-	local name=$1 steps=$2 jobargs=$3 checkargs=$4 fault=${5:-}
+	local name=$1 steps=$2 jobargs=$3 checkargs=$4 fault=${5:-} net_us=${6:-20}
 	[ -n "${CCLD_SLOW_ONLY:-}" ] && [ "$CCLD_SLOW_ONLY" != "$name" ] && return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
-	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" --steps "$steps" $jobargs \
-		--wait-start "$TMP/go"
+	CCLD_SIM_NET_US=$net_us CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" --steps "$steps" \
+		$jobargs --wait-start "$TMP/go"
 	local pids
 	pids=$(rank_pids 8)
 	start_tracer "$name" -p "$pids" --json -o "$TMP/$name.ccld"
@@ -39,6 +39,17 @@ scenario() {
 
 # S1: rank 2's compute phase 3x longer for 60 steps from step 200
 scenario compute 330 "--slow 2:200:3:60" "--class S1 --culprits 2 --onset 200 --until 260"
+# S1: rank 5's GPU (its compute kernels) 3x slower, 8 s after init
+scenario gpuslow 330 "--gpu-compute" "--class S1 --culprits 5 --onset-fault 5" \
+	"gpuslow rank=5 after_ms=8000 factor=3"
+# S2: rank 3's network 4x slower; network steps of 3 ms (the stand-in's 20 us
+# are hidden by the compute phase's jitter), 8 s after init
+scenario netslow 330 "" "--class S2 --culprits 3 --onset-fault 3" \
+	"netslow rank=3 after_ms=8000 factor=4" 3000
+# S3: both at once on the two ranks of one TP comm: rank 2's GPU 1.8x
+# slower (it arrives late) and rank 3's network 4x slower
+scenario both 330 "--gpu-compute" "--class S3 --culprits 2,3 --onset-fault 3" \
+	"netslow rank=3 after_ms=8000 factor=4;gpuslow rank=2 after_ms=8000 factor=1.8" 3000
 # a slowdown of 2 iterations: the jitter filter gives nothing
 scenario transient 300 "--slow 2:200:3:2" "--no-verdict"
 echo "ok: every slow scenario named its class and culprit in time"

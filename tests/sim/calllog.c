@@ -2,7 +2,8 @@
 /*
  * Ground-truth call log for tests: with CCLD_SIM_CALLLOG=DIR every API call
  * appends one JSON line to DIR/calls.<pid>.jsonl at its return, with the
- * fields of ccld's "call" records (DESIGN.md section 9).  A call that blocks
+ * fields of ccld's "call" records (DESIGN.md section 9) and "t_ns", the
+ * return's CLOCK_MONOTONIC time.  A call that blocks
  * for more than 2 s (init or split waiting for peers) is logged while it
  * waits, with "ret":null, and not again.
  */
@@ -63,7 +64,7 @@ void sim_calllog(const struct ncclComm *comm, const char *op, int is_coll, uint6
 	len = snprintf(line, sizeof(line),
 		       "{\"pid\":%d,\"tid\":%ld,\"comm\":%s,\"rank\":%s,\"nranks\":%s,\"seq\":%s,"
 		       "\"op\":\"%s\",\"count\":%s,\"dtype\":%s,\"redop\":%s,\"root\":%s,"
-		       "\"peer\":%s,\"ret\":%s%s%s}\n",
+		       "\"peer\":%s,\"ret\":%s,\"t_ns\":%llu%s%s}\n",
 		       (int)getpid(), (long)syscall(SYS_gettid),
 		       comm ? (snprintf(c, sizeof(c), "\"%016llx\"",
 					(unsigned long long)comm->commHash), c) : "null",
@@ -79,6 +80,7 @@ void sim_calllog(const struct ncclComm *comm, const char *op, int is_coll, uint6
 		       NUM_OR_NULL(rt, root >= 0, "%d", root),
 		       NUM_OR_NULL(pe, peer >= 0, "%d", peer),
 		       NUM_OR_NULL(rc, has_ret, "%d", (int)ret),
+		       (unsigned long long)sim_now_ns(),
 		       extra ? "," : "", extra ? extra : "");
 	if (len > 0 && write(fd, line, (size_t)len) != len)
 		fprintf(stderr, "ccld-sim: short write to the call log: %m\n");

@@ -154,9 +154,17 @@ int sim_fault_setup(int myrank, uint64_t t0, char *err, size_t errlen)
 	if (g_f.gpu_stall || g_f.gpu_slow)
 		ccldsim_gpu_fault_set(t0 + g_f.gpu_at_ms * 1000000ull, g_f.gpu_stall,
 				      g_f.gpu_factor);
-	if (g_f.net_stall || g_f.net_slow || g_f.gpu_stall || g_f.gpu_slow)
+	if (g_f.net_stall || g_f.net_slow || g_f.gpu_stall || g_f.gpu_slow) {
+		char extra[96];
+
 		fprintf(stderr, "ccld-sim: pid %d rank %d: fault armed: %s\n", (int)getpid(),
 			myrank, s);
+		/* ground truth for tests: when it takes effect, on this clock */
+		snprintf(extra, sizeof(extra), "\"fault_at_ns\":%llu",
+			 (unsigned long long)(t0 + (g_f.net_stall || g_f.net_slow ?
+						    g_f.net_at_ms : g_f.gpu_at_ms) * 1000000ull));
+		sim_calllog(NULL, "Fault", 0, 0, 0, -1, -1, -1, -1, 0, ncclSuccess, extra);
+	}
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct simjob_opts {
 	double pause_s;
 	int bw_rank, bw_step;
 	double bw_s;
+	int gpu_compute;	/* compute phase as a kernel on the stream */
 };
 
 static const char simjob_usage[] =
@@ -46,6 +47,8 @@ static const char simjob_usage[] =
 "  --tp T --pp P        tensor / pipeline parallel sizes; DP = N/(T*P) (default 1 1)\n"
 "  --steps S            training steps (default 100)\n"
 "  --compute-ms MS      compute phase per step, a sleep (default 5)\n"
+"  --gpu-compute        the compute phase is a simulated kernel on the rank's\n"
+"                       stream, waited for (gpuslow / gpustall slow or stop it)\n"
 "  --jitter PCT         +-PCT%% random variation of the compute phase (default 0)\n"
 "  --size ELEMS         float32 elements of the gradient buffers (default 4096)\n"
 "  --step-delay MS      extra sleep after every step (default 0)\n"
@@ -100,7 +103,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' }, { "skip", 1, 0, 'K' },
 		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
-		{ 0, 0, 0, 0 } };
+		{ "gpu-compute", 0, 0, 'G' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -129,6 +132,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		case 'P': o->pidfile = optarg; break;
 		case 'T': o->timeout_s = atof(optarg); break;
 		case 'v': o->verbose = 1; break;
+		case 'G': o->gpu_compute = 1; break;
 		case 'h': fputs(simjob_usage, stdout); exit(0);
 		case 'K':
 			if (simjob_parse_ints(optarg, &o->skip_rank, &o->skip_step, &rest))

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "cuda_runtime_api.h"
 #include "nccl.h"
+#include "sim_cudart.h"
 #include "simjob_opts.h"
 
 #define NCCLOK(call)							\
@@ -49,6 +50,12 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* the compute phase on the simulated GPU: ARG points to its microseconds */
+static void gpu_compute_kernel(void *arg)
+{
+	ccldsim_gpu_busy(*(const double *)arg);
 }
 
 static void sleep_ms(double ms)
@@ -264,7 +271,15 @@ int main(int argc, char **argv)
 		if (g_rank == o.slow_rank && step >= o.slow_step &&
 		    (!o.slow_steps || step < o.slow_step + o.slow_steps))
 			c *= o.slow_factor;
-		sleep_ms(c);
+		if (o.gpu_compute) {
+			/* the forward/backward kernels, then the CPU reads a result */
+			double us = c * 1e3;
+
+			CUDAOK(ccldsim_stream_launch(s, gpu_compute_kernel, &us));
+			CUDAOK(cudaStreamSynchronize(s));
+		} else {
+			sleep_ms(c);
+		}
 
 		/* tensor parallel: two all-reduces */
 		tp_ctx[0] = step;
