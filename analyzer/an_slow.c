@@ -340,6 +340,10 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				" z %.1f; step hooks sampled %.1f s)", s2_rank,
 				s2_lat / 1e6, lat_med / 1e6, s2_rate, s2_z,
 				SAMPLE_NS / 1e9);
+		else if (cls != SL_S1 && s2_rank < 0 && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; no rank's send rate is known (no step-level"
+				" records came: step hooks unavailable)");
 		else if (cls != SL_S1 && s2_rank >= 0 && len < sizeof(v->text))
 			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
 				"; rank %d has the lowest rate (%.0f B/s, median %.0f;"

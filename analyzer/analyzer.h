@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define AN_MAX_CULPRITS		64	/* listed in a verdict; the count is exact */
-#define AN_MAX_EVIDENCE		16	/* named values in a verdict's evidence */
+#define AN_MAX_EVIDENCE		24	/* named values in a verdict's evidence */
 #define AN_TEXT_MAX		512
 
 struct an;

@@ -4,6 +4,7 @@
  * call entry to GPU completion (tier B), aligned by (comm, seq), through the
  * CCL-D detector.  4 ranks, one all-reduce per iteration, 10 ms rounds.
  */
+#include <math.h>
 #include "test_an_helpers.h"
 #include "splitmix.h"
 
@@ -14,7 +15,7 @@
  * One round: rank r enters at t0 + late[r] and every GPU completes it at
  * t0 + max(late) + 10 ms (an all-reduce ends when the last rank arrived).
  */
-static void round_at(struct sim *s, uint64_t t0, const uint64_t *late)
+static void round_busy(struct sim *s, uint64_t t0, const uint64_t *late, uint64_t busy)
 {
 	struct sim_comm *c = sim_find(s, W);
 	struct an_op ops[4];
@@ -32,8 +33,13 @@ static void round_at(struct sim *s, uint64_t t0, const uint64_t *late)
 		an_op_return(s->an, &ops[r], 0, ops[r].t_ns + 20000);
 	}
 	for (r = 0; r < 4; r++)
-		an_op_complete(s->an, &ops[r], t0 + last + 10 * MS);
-	s->now[0] = t0 + last + 12 * MS;
+		an_op_complete(s->an, &ops[r], t0 + last + busy);
+	s->now[0] = t0 + last + busy + 2 * MS;
+}
+
+static void round_at(struct sim *s, uint64_t t0, const uint64_t *late)
+{
+	round_busy(s, t0, late, 10 * MS);
 }
 
 /* N rounds; rank SLOW (-1 none) arrives EXTRA ns late; +-0.5 ms jitter */
@@ -136,9 +142,117 @@ static void test_jitter_nofp(void)
 	sim_fini(&s);
 }
 
+/*
+ * Tier C of one round: each rank's send sub is seen at op level (start and
+ * stop); with STEPS, its 8 send steps too, each LAT[r] ns in the network.
+ */
+static void proxy_round(struct sim *s, uint64_t op, const uint64_t *lat, bool steps)
+{
+	struct sim_comm *c = sim_find(s, W);
+	int r, k;
+
+	for (r = 0; r < 4; r++) {
+		struct an_key key = sim_key(s, c, r);
+		struct an_progress p = { .seq = -1, .channel = 0, .peer = (r + 1) % 4,
+					 .dir = AN_SEND, .nsteps = 8, .op = op,
+					 .nbytes = 8 << 20 };
+		uint64_t t = s->now[0];
+
+		an_progress(s->an, &key, &p, t);
+		for (k = 1; steps && k <= 8; k++) {
+			p.step = true;
+			p.posted = p.transmitted = (uint64_t)k;
+			p.done = (uint64_t)k - 1;
+			an_progress(s->an, &key, &p, t);
+			t += lat[r];
+			p.done = (uint64_t)k;
+			an_progress(s->an, &key, &p, t);
+		}
+		p.step = false;
+		p.posted = p.transmitted = p.done = 8;
+		an_progress(s->an, &key, &p, t);
+	}
+}
+
+/*
+ * Rank 1's link is 4x slower: every rank's round takes 30 ms longer (all
+ * arrive together, P small: S2).  The verdict waits for a step sample,
+ * which names rank 1: 4 ms per step in the network against 1 ms.
+ */
+static void test_s2_step_sample(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 4 * MS, MS, MS };
+	const uint64_t zero[4] = { 0, 0, 0, 0 };
+	const struct an_verdict *v = NULL;
+	uint64_t rng = 5, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (i = 0; i < 110; i++) {
+		proxy_round(&s, op++, fast, false);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	CHECK_INT(s.nv, 0);
+	/* network slow: the rounds end 30 ms later on every rank */
+	for (i = 0; i < 3; i++) {
+		proxy_round(&s, op++, slow, false);
+		round_busy(&s, s.now[0] + MS, zero, 40 * MS);
+	}
+	/* detected, but the verdict waits for the sample */
+	CHECK_INT(s.nv, 0);
+	CHECK_INT(s.nsuspect_on, 1);
+	for (i = 0; i < 5; i++)
+		proxy_round(&s, op++, slow, true);
+	sim_tick(&s, 0.75);
+	CHECK_INT(s.nsuspect_off, 1);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S2), 1);
+	for (i = 0; i < s.nv; i++)
+		if (s.v[i].kind == AN_V_NEW)
+			v = &s.v[i];
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "ms per step in the network") != NULL);
+		CHECK(sim_val(v, "s2_step_ms") && fabs(sim_val(v, "s2_step_ms")->f - 4) < 0.01);
+		CHECK(sim_val(v, "p") && sim_val(v, "p")->f < 0.4);
+	}
+	sim_fini(&s);
+}
+
+/* the same, but no step record ever comes: after 5 s, a verdict without a rate */
+static void test_s2_no_steps(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, zero[4] = { 0, 0, 0, 0 };
+	uint64_t rng = 5, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (i = 0; i < 110; i++) {
+		proxy_round(&s, op++, fast, false);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	for (i = 0; i < 3; i++) {
+		proxy_round(&s, op++, fast, false);
+		round_busy(&s, s.now[0] + MS, zero, 40 * MS);
+	}
+	CHECK_INT(s.nsuspect_on, 1);
+	sim_tick(&s, 4.5);
+	CHECK_INT(s.nv, 0);
+	sim_tick(&s, 1);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S2), 1);
+	CHECK(s.nv == 1 && strstr(s.v[0].text, "no rank's send rate is known") != NULL);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_s1_onset_recovery();
+	test_s2_step_sample();
+	test_s2_no_steps();
 	test_transient();
 	test_jitter_nofp();
 	return check_finish("test_an_slow");
