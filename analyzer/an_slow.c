@@ -30,6 +30,16 @@ struct slow_round {
 	bool any_rate;
 };
 
+/* recent judged rounds per op signature, for the comparable-group check */
+#define GROUP_SIGS	4
+#define GROUP_HIST	5	/* at the onset 3 of them are slow: the median too */
+struct sig_hist {
+	uint64_t sig;
+	double tmax[GROUP_HIST];	/* ns */
+	uint32_t n;			/* filled, <= GROUP_HIST */
+	uint32_t pos;
+};
+
 struct an_slow {
 	struct sl_det *det;
 	struct sl_iter *iter;
@@ -59,6 +69,8 @@ struct an_slow {
 	double *srate;		/* [nranks] bytes/s over the sample, NaN */
 	double *slat;		/* [nranks] ns per send step over the sample */
 	bool have_srate;
+	struct sig_hist gh[GROUP_SIGS];
+	uint32_t gh_next;	/* the slot a new signature replaces */
 	struct slow_round r[AN_HIST];
 };
 
@@ -222,6 +234,94 @@ static bool net_outlier(double lat, double others)
 	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
 }
 
+static void note_round(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
+{
+	struct sig_hist *h = NULL;
+	double tmax = NAN;
+	uint32_t i;
+	int32_t k;
+
+	for (k = 0; k < nranks; k++)
+		if (isfinite(rd->dur[k]) && !(rd->dur[k] <= tmax))
+			tmax = rd->dur[k];
+	if (!isfinite(tmax))
+		return;
+	for (i = 0; i < GROUP_SIGS && !h; i++)
+		if (s->gh[i].n && s->gh[i].sig == rd->sig)
+			h = &s->gh[i];
+	if (!h) {
+		h = &s->gh[s->gh_next++ % GROUP_SIGS];
+		memset(h, 0, sizeof(*h));
+		h->sig = rd->sig;
+	}
+	h->tmax[h->pos++ % GROUP_HIST] = tmax;
+	if (h->n < GROUP_HIST)
+		h->n++;
+}
+
+/* median Tmax of C's recent judged rounds of signature SIG, NaN if none */
+static double sig_median(const struct an_comm *c, uint64_t sig)
+{
+	double scratch[GROUP_HIST];
+	uint32_t i;
+
+	if (!c->slow)
+		return NAN;
+	for (i = 0; i < GROUP_SIGS; i++)
+		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
+			return sl_median(c->slow->gh[i].tmax, c->slow->gh[i].n, scratch);
+	return NAN;
+}
+
+/*
+ * Greyhound's comparable groups (4.3): the comms of this one's size whose
+ * recent rounds of the same op signature have a median; is this one slower
+ * than its group (sl_group_check: over the median by 3 robust sigmas and
+ * 10%)?  Returns the group's size (0: fewer than 3, no judgement).
+ */
+static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig,
+			    double *mine, double *group, bool *deviant)
+{
+	struct sl_comm_stat *st = NULL, *n;
+	uint32_t ns = 0, cap = 0, me = UINT32_MAX, size = 0;
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		double m;
+
+		if (o->nranks != c->nranks || !isfinite(m = sig_median(o, sig)))
+			continue;
+		if (ns == cap) {
+			cap = cap ? 2 * cap : 16;
+			n = realloc(st, cap * sizeof(*st));
+			if (!n) {
+				free(st);
+				return 0;
+			}
+			st = n;
+		}
+		memset(&st[ns], 0, sizeof(st[ns]));
+		st[ns].comm = o->hash;
+		st[ns].sig = sig;
+		st[ns].nranks = (uint32_t)o->nranks;
+		st[ns].median_ns = m;
+		if (o == c)
+			me = ns;
+		ns++;
+	}
+	if (me != UINT32_MAX && ns >= 3 && sl_group_check(st, ns) >= 0) {
+		*mine = st[me].median_ns;
+		*group = st[me].group_median_ns;
+		*deviant = st[me].deviant;
+		size = st[me].group_size;
+	}
+	free(st);
+	return size;
+}
+
 /* the S2 candidate from the step sample: the lowest send rate */
 static void sampled_s2(const struct an_comm *c, int32_t *rank, double *rate,
 		       double *med, double *z, double *lat, double *lat_med)
@@ -260,6 +360,9 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	double s2_rate = res->s2_rate, s2_med = res->rate_median, s2_z = res->s2_z;
 	double s2_lat = NAN, lat_med = NAN;
 	enum sl_class cls;
+	double gmine = NAN, gmed = NAN;
+	uint32_t gsize = 0;
+	bool gdev = false;
 	uint64_t held;
 	size_t len;
 
@@ -349,6 +452,12 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				"; rank %d has the lowest rate (%.0f B/s, median %.0f;"
 				" op-level: bytes over the op's time, step hooks"
 				" unavailable)", s2_rank, s2_rate, s2_med);
+		gsize = group_check(an, c, rd->sig, &gmine, &gmed, &gdev);
+		if (gsize && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; %s its %u comparable comms (median round %.1f ms,"
+				" group %.1f ms)", gdev ? "slower than" : "like",
+				gsize, gmine / 1e6, gmed / 1e6);
 		if (len < sizeof(v->text))
 			snprintf(v->text + len, sizeof(v->text) - len,
 				 "; durations from the GPU-side start (the call, or"
@@ -380,6 +489,11 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 		val_f(v, "s2_rate", s2_rate);
 		val_f(v, "s2_z", s2_z);
 		val_f(v, "s2_step_ms", s2_lat / 1e6);
+	}
+	if (gsize) {
+		val_i(v, "group_size", gsize);
+		val_f(v, "group_median_ms", gmed / 1e6);
+		val_i(v, "group_deviant", gdev);
 	}
 	if (v->kind == AN_V_RECOVERED)
 		val_i(v, "recover_iter", res->recover_iter + c->slow->iter_skip);
@@ -436,6 +550,7 @@ static void start_sample(struct an *an, struct an_comm *c, const struct slow_rou
 
 	s->pend.seq = rd->seq;
 	s->pend.fn = rd->fn;
+	s->pend.sig = rd->sig;
 	s->pend_iter = iter;
 	s->pend_ev = ev;
 	s->samp_host = rd->host;
@@ -569,6 +684,7 @@ static void feed(struct an *an, struct an_comm *c)
 				s->have_cp = true;
 			}
 		}
+		note_round(s, rd, c->nranks);
 		ev = sl_det_round(s->det, &in);
 		if ((ev & SL_EV_ONSET) && can_sample(c) &&
 		    sl_det_result(s->det)->cls != SL_S1) {

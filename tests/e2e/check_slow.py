@@ -10,7 +10,7 @@ ranks, mapped to pids through PIDFILE's "RANK PID" lines).  Its round (the
 one that gave the verdict) must be in a step at most --within (3) after
 --onset, by the culprit's own call log (--onset-fault R: the step in which
 the stand-in fault of rank R took effect, from the "Fault" line and the
-calls' t_ns in R's call log) (a step ends with the world's loss
+calls' t_ns in R's call log; a fault with for_ms also gives --until) (a step ends with the world's loss
 all-reduce); with --until (the first step back to normal) the root comm's
 recovery record must come at most --within + 1 steps after it (the third
 clean iteration is known when the next one starts).  No hang verdict may
@@ -21,18 +21,23 @@ import json
 import sys
 
 
-def fault_step(path):
-    """The step in which the process's stand-in fault took effect."""
-    at, step = None, 0
+def fault_steps(path):
+    """The steps in which the process's stand-in fault took effect and
+    ended (None: it did not end)."""
+    at = until = None
+    onset = end = None
+    step = 0
     for line in open(path):
         c = json.loads(line)
         if c.get("op") == "Fault":
-            at = c["fault_at_ns"]
-        elif at is not None and c.get("t_ns", 0) >= at:
-            return step
+            at, until = c["fault_at_ns"], c.get("fault_until_ns") or None
+        elif at is not None and c.get("t_ns", 0) >= at and onset is None:
+            onset = step
+        if until is not None and c.get("t_ns", 0) >= until and end is None:
+            end = step
         if c.get("op") == "AllReduce" and c.get("nranks") == 8:
             step += 1
-    return None
+    return onset, end
 
 
 def main():
@@ -87,10 +92,12 @@ def main():
                 step += 1
         return None
     if a.onset_fault is not None:
-        a.onset = fault_step(f"{a.logdir}/calls.{pid_of[a.onset_fault]}.jsonl")
+        a.onset, end = fault_steps(f"{a.logdir}/calls.{pid_of[a.onset_fault]}.jsonl")
         if a.onset is None:
             sys.exit(f"no fault line in rank {a.onset_fault}'s call log")
-        print(f"fault of rank {a.onset_fault} took effect in step {a.onset}")
+        print(f"fault of rank {a.onset_fault} took effect in step {a.onset}, ended in {end}")
+        if end is not None and a.until is None:
+            a.until = end
     if a.onset is not None:
         at = step_of(v["comm"], v["seq"])
         if at is None or at > a.onset + a.within or at < a.onset:

@@ -39,13 +39,13 @@ scenario() {
 
 # S1: rank 2's compute phase 3x longer for 60 steps from step 200
 scenario compute 330 "--slow 2:200:3:60" "--class S1 --culprits 2 --onset 200 --until 260"
-# S1: rank 5's GPU (its compute kernels) 3x slower, 8 s after init
-scenario gpuslow 330 "--gpu-compute" "--class S1 --culprits 5 --onset-fault 5" \
-	"gpuslow rank=5 after_ms=8000 factor=3"
-# S2: rank 3's network 4x slower; network steps of 3 ms (the stand-in's 20 us
-# are hidden by the compute phase's jitter), 8 s after init
-scenario netslow 330 "" "--class S2 --culprits 3 --onset-fault 3" \
-	"netslow rank=3 after_ms=8000 factor=4" 3000
+# S1: rank 5's GPU (its compute kernels) 3x slower for 3 s, 8 s after init
+scenario gpuslow 400 "--gpu-compute" "--class S1 --culprits 5 --onset-fault 5" \
+	"gpuslow rank=5 after_ms=8000 factor=3 for_ms=3000"
+# S2: rank 3's network 4x slower for 4 s; network steps of 3 ms (the
+# stand-in's 20 us are hidden by the compute phase's jitter), 8 s after init
+scenario netslow 400 "" "--class S2 --culprits 3 --onset-fault 3" \
+	"netslow rank=3 after_ms=8000 factor=4 for_ms=4000" 3000
 # S3: both at once on the two ranks of one TP comm: rank 2's GPU 1.8x
 # slower (it arrives late) and rank 3's network 4x slower
 scenario both 330 "--gpu-compute" "--class S3 --culprits 2,3 --onset-fault 3" \

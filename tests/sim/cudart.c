@@ -67,7 +67,7 @@ static __thread int t_dev;
 static __thread cudaError_t t_last_err;
 
 /* GPU faults */
-static uint64_t g_fault_at = UINT64_MAX;
+static uint64_t g_fault_at = UINT64_MAX, g_fault_until = UINT64_MAX;
 static int g_fault_stall;
 static double g_fault_factor = 1.0;
 
@@ -94,10 +94,11 @@ static int ndev(void)
 	return n > 0 ? n : DEFAULT_NDEV;
 }
 
-API void ccldsim_gpu_fault_set(uint64_t at_ns, int stall, double factor)
+API void ccldsim_gpu_fault_set(uint64_t at_ns, uint64_t until_ns, int stall, double factor)
 {
 	pthread_mutex_lock(&g_mu);
 	g_fault_at = at_ns;
+	g_fault_until = until_ns;
 	g_fault_stall = stall;
 	g_fault_factor = factor > 0 ? factor : 1.0;
 	pthread_mutex_unlock(&g_mu);
@@ -108,7 +109,7 @@ API double ccldsim_gpu_gate(void)
 	double f = 1.0;
 
 	pthread_mutex_lock(&g_mu);
-	if (now_ns() >= g_fault_at) {
+	if (now_ns() >= g_fault_at && now_ns() < g_fault_until) {
 		/* a stalled GPU never finishes the kernel: wait forever, no spin */
 		while (g_fault_stall)
 			pthread_cond_wait(&g_done, &g_mu);

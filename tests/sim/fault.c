@@ -6,9 +6,12 @@
  * after_ms counts from that init.  Also the timing model's knobs.
  *
  *   netstall rank=R after_ms=T            network steps stop completing
- *   netslow  rank=R after_ms=T factor=F   network steps take F times longer
+ *   netslow  rank=R after_ms=T factor=F [for_ms=D]  network steps take F
+ *                                         times longer (for D ms; default:
+ *                                         to the end)
  *   gpustall rank=R after_ms=T            the simulated GPU stops
- *   gpuslow  rank=R after_ms=T factor=F   simulated kernels F times slower
+ *   gpuslow  rank=R after_ms=T factor=F [for_ms=D]  simulated kernels F
+ *                                         times slower
  *
  * Several faults are separated by ';'.
  */
@@ -25,7 +28,7 @@ double sim_net_base_us = 20.0, sim_net_gbps = 12.5;
 double sim_kernel_base_us = 10.0, sim_gpu_gbps = 200.0;
 
 static struct sim_faults g_f;
-static uint64_t g_net_at = UINT64_MAX;
+static uint64_t g_net_at = UINT64_MAX, g_net_until = UINT64_MAX;
 
 static int parse_num(const char *v, double *out)
 {
@@ -38,7 +41,7 @@ static int parse_num(const char *v, double *out)
 
 static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, size_t errlen)
 {
-	double rank = -1, after = 0, factor = -1, v;
+	double rank = -1, after = 0, factor = -1, dur = 0, v;
 	char *save, *tok, *kind;
 	int is_slow, is_net;
 
@@ -73,6 +76,12 @@ static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, si
 			after = v;
 		else if (!strcmp(tok, "factor") && is_slow)
 			factor = v;
+		else if (!strcmp(tok, "for_ms") && is_slow && v > 0)
+			dur = v;
+		else if (!strcmp(tok, "for_ms") && is_slow) {
+			snprintf(err, errlen, "%s: for_ms must be > 0", kind);
+			return -1;
+		}
 		else {
 			snprintf(err, errlen, "%s: unexpected key '%s'", kind, tok);
 			return -1;
@@ -93,12 +102,14 @@ static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, si
 		f->net_slow = is_slow;
 		f->net_at_ms = (uint64_t)after;
 		f->net_factor = is_slow ? factor : 1.0;
+		f->net_for_ms = (uint64_t)dur;
 		f->net_rank = (int)rank;
 	} else {
 		f->gpu_stall = !is_slow;
 		f->gpu_slow = is_slow;
 		f->gpu_at_ms = (uint64_t)after;
 		f->gpu_factor = is_slow ? factor : 1.0;
+		f->gpu_for_ms = (uint64_t)dur;
 		f->gpu_rank = (int)rank;
 	}
 	return 0;
@@ -149,20 +160,28 @@ int sim_fault_setup(int myrank, uint64_t t0, char *err, size_t errlen)
 		fprintf(stderr, "ccld-sim: malformed CCLD_SIM_FAULT='%s': %s\n", s, err);
 		return -1;
 	}
-	if (g_f.net_stall || g_f.net_slow)
+	if (g_f.net_stall || g_f.net_slow) {
 		g_net_at = t0 + g_f.net_at_ms * 1000000ull;
-	if (g_f.gpu_stall || g_f.gpu_slow)
-		ccldsim_gpu_fault_set(t0 + g_f.gpu_at_ms * 1000000ull, g_f.gpu_stall,
-				      g_f.gpu_factor);
+		if (g_f.net_for_ms)
+			g_net_until = g_net_at + g_f.net_for_ms * 1000000ull;
+	}
+	if (g_f.gpu_stall || g_f.gpu_slow) {
+		uint64_t at = t0 + g_f.gpu_at_ms * 1000000ull;
+
+		ccldsim_gpu_fault_set(at, g_f.gpu_for_ms ? at + g_f.gpu_for_ms * 1000000ull :
+				      UINT64_MAX, g_f.gpu_stall, g_f.gpu_factor);
+	}
 	if (g_f.net_stall || g_f.net_slow || g_f.gpu_stall || g_f.gpu_slow) {
-		char extra[96];
+		char extra[128];
+		uint64_t at_ms = g_f.net_stall || g_f.net_slow ? g_f.net_at_ms : g_f.gpu_at_ms;
+		uint64_t for_ms = g_f.net_stall || g_f.net_slow ? g_f.net_for_ms : g_f.gpu_for_ms;
 
 		fprintf(stderr, "ccld-sim: pid %d rank %d: fault armed: %s\n", (int)getpid(),
 			myrank, s);
 		/* ground truth for tests: when it takes effect, on this clock */
-		snprintf(extra, sizeof(extra), "\"fault_at_ns\":%llu",
-			 (unsigned long long)(t0 + (g_f.net_stall || g_f.net_slow ?
-						    g_f.net_at_ms : g_f.gpu_at_ms) * 1000000ull));
+		snprintf(extra, sizeof(extra), "\"fault_at_ns\":%llu,\"fault_until_ns\":%llu",
+			 (unsigned long long)(t0 + at_ms * 1000000ull),
+			 for_ms ? (unsigned long long)(t0 + (at_ms + for_ms) * 1000000ull) : 0ull);
 		sim_calllog(NULL, "Fault", 0, 0, 0, -1, -1, -1, -1, 0, ncclSuccess, extra);
 	}
 	return 0;
@@ -175,5 +194,5 @@ int sim_net_stalled(uint64_t now)
 
 double sim_net_factor(uint64_t now)
 {
-	return g_f.net_slow && now >= g_net_at ? g_f.net_factor : 1.0;
+	return g_f.net_slow && now >= g_net_at && now < g_net_until ? g_f.net_factor : 1.0;
 }

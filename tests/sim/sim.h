@@ -274,6 +274,7 @@ struct sim_faults {
 	int gpu_slow;
 	uint64_t gpu_at_ms;
 	double gpu_factor;
+	uint64_t net_for_ms, gpu_for_ms;	/* slow kinds: 0 to the end */
 	int net_rank, gpu_rank;
 };
 int sim_fault_parse(const char *s, int myrank, struct sim_faults *f, char *err, size_t errlen);

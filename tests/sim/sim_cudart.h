@@ -18,10 +18,10 @@ cudaError_t ccldsim_stream_launch(cudaStream_t stream, ccldsim_kernel_fn fn, voi
 
 /*
  * GPU faults of this process (CCLD_SIM_FAULT gpustall / gpuslow, parsed by
- * libnccl): from AT_NS (CLOCK_MONOTONIC) on, kernels stop (STALL) or run
- * FACTOR times slower.
+ * libnccl): from AT_NS (CLOCK_MONOTONIC) until UNTIL_NS (UINT64_MAX: for
+ * ever), kernels stop (STALL) or run FACTOR times slower.
  */
-void ccldsim_gpu_fault_set(uint64_t at_ns, int stall, double factor);
+void ccldsim_gpu_fault_set(uint64_t at_ns, uint64_t until_ns, int stall, double factor);
 
 /*
  * Called by executing kernels: blocks forever while the GPU is stalled,

@@ -13,7 +13,7 @@ JOB=$BIN/ccld-simjob
 [ -x "$JOB" ] || fail "ccld-simjob not built (make sim)"
 
 # --- malformed values
-for bad in "netstall rank=x" "bogus rank=1" "netslow rank=1 after_ms=5" "gpustall rank=1 when=3"; do
+for bad in "netstall rank=x" "bogus rank=1" "netslow rank=1 after_ms=5" "gpustall rank=1 when=3" "netstall rank=1 for_ms=5" "gpuslow rank=1 factor=2 for_ms=0"; do
 	if CCLD_SIM_FAULT="$bad" timeout 30 "$JOB" --ranks 2 --steps 1 >"$TMP/bad.out" 2>&1; then
 		fail "CCLD_SIM_FAULT='$bad' was accepted"
 	fi

@@ -15,9 +15,10 @@
  * One round: rank r enters at t0 + late[r] and every GPU completes it at
  * t0 + max(late) + 10 ms (an all-reduce ends when the last rank arrived).
  */
-static void round_busy(struct sim *s, uint64_t t0, const uint64_t *late, uint64_t busy)
+static void round_comm(struct sim *s, uint64_t hash, uint64_t t0, const uint64_t *late,
+		       uint64_t busy)
 {
-	struct sim_comm *c = sim_find(s, W);
+	struct sim_comm *c = sim_find(s, hash);
 	struct an_op ops[4];
 	uint64_t last = 0;
 	int r;
@@ -35,6 +36,11 @@ static void round_busy(struct sim *s, uint64_t t0, const uint64_t *late, uint64_
 	for (r = 0; r < 4; r++)
 		an_op_complete(s->an, &ops[r], t0 + last + busy);
 	s->now[0] = t0 + last + busy + 2 * MS;
+}
+
+static void round_busy(struct sim *s, uint64_t t0, const uint64_t *late, uint64_t busy)
+{
+	round_comm(s, W, t0, late, busy);
 }
 
 static void round_at(struct sim *s, uint64_t t0, const uint64_t *late)
@@ -248,8 +254,47 @@ static void test_s2_no_steps(void)
 	sim_fini(&s);
 }
 
+/*
+ * Four comms of one shape (4 ranks, the same all-reduce); rank 2 of the
+ * first is late: its verdict says it is slower than its comparable group,
+ * and the evidence gives the group's size and median.
+ */
+static void test_comparable_group(void)
+{
+	const uint64_t comms[4] = { W, W + 1, W + 2, W + 3 };
+	const struct an_verdict *v = NULL;
+	uint64_t rng = 11, late[4];
+	struct sim s;
+	int i, j, r;
+
+	sim_init(&s, 30, 300);
+	for (j = 0; j < 4; j++)
+		sim_comm(&s, comms[j], 4, NULL);
+	for (i = 0; i < 113; i++)
+		for (j = 0; j < 4; j++) {
+			for (r = 0; r < 4; r++)
+				late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
+			if (j == 0 && i >= 110)
+				late[2] += 30 * MS;
+			round_comm(&s, comms[j], s.now[0] + MS, late, 10 * MS);
+		}
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	for (i = 0; i < s.nv; i++)
+		if (s.v[i].kind == AN_V_NEW)
+			v = &s.v[i];
+	CHECK(v != NULL);
+	if (v) {
+		CHECK(v->comm == W);
+		CHECK(sim_val(v, "group_size") && sim_val(v, "group_size")->i == 4);
+		CHECK(sim_val(v, "group_deviant") && sim_val(v, "group_deviant")->i == 1);
+		CHECK(strstr(v->text, "slower than its 4 comparable comms") != NULL);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_comparable_group();
 	test_s1_onset_recovery();
 	test_s2_step_sample();
 	test_s2_no_steps();
