@@ -33,7 +33,7 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	     -DCCLD_VERSION='"$(VERSION)"'
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
-LIBS      := -lbpf -lelf -ldw -lz -lpthread -lm
+LIBS      := -lbpf -lelf -ldw -lz -lhiredis -lmicrohttpd -lpthread -lm
 
 # Debian keeps asm/ under the multiarch dir; clang -target bpf needs it
 CLANG_SYS_INCS := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -69,7 +69,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 # keep BPF objects: probe-check and tests load them directly
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-all: $(TRACE) sim tests-build
+all: $(TRACE) $(ANALYZER) sim tests-build
 
 # ---- BPF ----------------------------------------------------------------
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/ccld.h bpf/common.bpf.h $(VMLINUX) | $(OUT)/bpf

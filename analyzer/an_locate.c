@@ -590,7 +590,7 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
 	struct pick lost = { .rank = -1 };
 	struct flow_facts *ff;
-	uint32_t i, best = 0, nbest = 0, nbest_nd = 0;
+	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
 	bool any = false, any_nd = false, gpu_idle = false, any_lost = false;
 	int32_t r;
@@ -696,7 +696,6 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			if (ff[r].ends > best)
 				best = ff[r].ends;
 		for (r = 0; r < c->nranks; r++) {
-			nbest += ff[r].ends == best;
 			nbest_nd += ff[r].ends == best && ff[r].not_delivered;
 		}
 		if (best >= 2) {

@@ -1328,6 +1328,124 @@ out:
 	return ret < 0 ? ret : n;
 }
 
+/* one shard's page of XRANGE entries, for the merge below */
+struct hist_page {
+	redisReply *r;
+	size_t i;
+	char start[ID_LEN + 1];	/* next XRANGE start ("(" + last id) */
+	bool done;
+};
+
+static int id_parse(const char *id, uint64_t *ms, uint64_t *seq)
+{
+	char *end;
+
+	*ms = strtoull(id, &end, 10);
+	if (*end != '-')
+		return -1;
+	*seq = strtoull(end + 1, &end, 10);
+	return *end ? -1 : 0;
+}
+
+/* -1, 0, 1 as stream id A is before, equal to, after B */
+static int id_cmp(const char *a, const char *b)
+{
+	uint64_t am, as, bm, bs;
+
+	if (id_parse(a, &am, &as) || id_parse(b, &bm, &bs))
+		return strcmp(a, b) < 0 ? -1 : strcmp(a, b) > 0;
+	if (am != bm)
+		return am < bm ? -1 : 1;
+	return as < bs ? -1 : as > bs;
+}
+
+/* the page's next entry, fetching the next page when it is used up */
+static const redisReply *hist_head(struct fs_consumer *c, unsigned s, struct hist_page *p)
+{
+	while (!p->done && (!p->r || p->i >= p->r->elements)) {
+		const char *argv[6] = { "XRANGE", c->keys[s], p->start, "+", "COUNT",
+					"1000" };
+
+		if (p->r) {
+			freeReplyObject(p->r);
+			p->r = NULL;
+		}
+		p->r = link_cmd(&c->l, 6, argv, NULL);
+		if (!p->r)
+			return NULL;
+		if (p->r->type != REDIS_REPLY_ARRAY) {
+			reply_error(&c->l, p->r, "XRANGE");
+			p->r = NULL;
+			return NULL;
+		}
+		p->i = 0;
+		if (p->r->elements == 0)
+			p->done = true;
+	}
+	return p->done ? NULL : p->r->element[p->i];
+}
+
+int fs_consumer_history(struct fs_consumer *c, fs_record_fn cb, void *ctx)
+{
+	struct hist_page *pg = calloc(c->nshards, sizeof(*pg));
+	char node[256];
+	int total = 0, ret = 0;
+	unsigned s;
+
+	if (!pg) {
+		snprintf(c->l.err, sizeof(c->l.err), "fleet consumer: out of memory");
+		return -1;
+	}
+	for (s = 0; s < c->nshards; s++)
+		strcpy(pg[s].start, "-");
+	/* the shards merged by entry id: about the order the records arrived */
+	for (;;) {
+		const redisReply *best = NULL;
+		unsigned bs = 0;
+
+		for (s = 0; s < c->nshards; s++) {
+			const redisReply *e = hist_head(c, s, &pg[s]);
+
+			if (!e && !pg[s].done) {
+				ret = -1;
+				goto out;
+			}
+			if (e && e->type == REDIS_REPLY_ARRAY && e->elements >= 1 &&
+			    is_str(e->element[0]) &&
+			    (!best || id_cmp(e->element[0]->str, best->element[0]->str) < 0)) {
+				best = e;
+				bs = s;
+			} else if (e && !best) {
+				best = e;	/* malformed: consumed below */
+				bs = s;
+			}
+		}
+		if (!best)
+			break;
+		{
+			struct fs_record rec = { .shard = bs, .redelivery = true };
+			int k = parse_entry(best, &rec, node, sizeof(node));
+
+			if (rec.id)
+				snprintf(pg[bs].start, sizeof(pg[bs].start), "(%s", rec.id);
+			pg[bs].i++;
+			if (k <= 0)
+				continue;
+			ret = cb(ctx, &rec);
+			if (ret < 0)
+				goto out;
+			total++;
+		}
+	}
+	ret = total;
+out:
+	for (s = 0; s < c->nshards; s++)
+		if (pg[s].r)
+			freeReplyObject(pg[s].r);
+	free(pg);
+	return ret;
+}
+
 static bool any_pending(const struct fs_consumer *c)
 {
 	unsigned i;

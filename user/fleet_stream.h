@@ -199,6 +199,15 @@ struct fs_consumer *fs_consumer_new(const char *url, const char *group,
  */
 int fs_consume(struct fs_consumer *c, int timeout_ms, fs_record_fn cb,
 	       void *ctx);
+/*
+ * Delivers every entry the shard streams hold now, oldest first, shard by
+ * shard (XRANGE; the group is not touched, nothing is acknowledged), with
+ * redelivery set: a restarted analyzer rebuilds its state from them before
+ * it consumes (docs/fleet.md).  Returns the number delivered, CB's negative
+ * value, or -1.
+ */
+int fs_consumer_history(struct fs_consumer *c, fs_record_fn cb, void *ctx);
+
 /* XACK of one entry a callback kept (FS_KEEP).  0 or -1. */
 int fs_ack(struct fs_consumer *c, unsigned shard, const char *id);
 /*

@@ -18,6 +18,8 @@ static const char usage[] =
 "                  [--duration SEC] [--stall SEC] [--hang SEC] [--slow-window SEC]\n"
 "       ccld-trace record (-p PID[,PID..] | --all) -o FILE [options]\n"
 "       ccld-trace replay FILE.. [--json] [--events]\n"
+"       ccld-trace daemon --redis URL --node NAME [-p PID[,PID..]] [--shards N]\n"
+"                  [--metrics [ADDR:]PORT]\n"
 "       ccld-trace probe-check [--json] LIBRARY\n"
 "\n"
 "Trace the NCCL calls of running processes with eBPF uprobes (no restart,\n"
@@ -33,6 +35,12 @@ static const char usage[] =
 "      --hang SEC        hang: op in flight longer than SEC (default 300)\n"
 "      --slow-window SEC slow detection window (default 60)\n"
 "  -v, --verbose         say what was attached and why\n"
+"daemon (fleet node agent; docs/fleet.md):\n"
+"      --redis URL       send analyzer records to Redis Streams at URL\n"
+"                        (redis://HOST[:PORT][/DB] or unix:///PATH)\n"
+"      --node NAME       this node's name in verdicts (default: host name)\n"
+"      --shards N        record streams, as the analyzers use (default 8)\n"
+"      --metrics [ADDR:]PORT  Prometheus /metrics on this address\n"
 "  -h, --help            this text\n"
 "\n"
 "Examples:\n"
@@ -89,7 +97,13 @@ static int parse_pids(const char *s, struct trace_opts *o)
 	return rc;
 }
 
-enum { OPT_STALL = 256, OPT_HANG, OPT_SLOW_WINDOW };
+enum { OPT_STALL = 256, OPT_HANG, OPT_SLOW_WINDOW, OPT_REDIS, OPT_NODE, OPT_SHARDS,
+       OPT_METRICS };
+
+static bool fleet_opts(const struct trace_opts *o)
+{
+	return o->redis_url || o->node || o->shards || o->metrics_addr;
+}
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -102,6 +116,10 @@ static const struct option long_opts[] = {
 	{ "hang", required_argument, NULL, OPT_HANG },
 	{ "slow-window", required_argument, NULL, OPT_SLOW_WINDOW },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "redis", required_argument, NULL, OPT_REDIS },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -132,6 +150,26 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 			break;
 		case 'v':
 			o->verbose = true;
+			break;
+		case OPT_REDIS:
+			o->redis_url = optarg;
+			break;
+		case OPT_NODE:
+			if (!*optarg || strlen(optarg) > 63)
+				return bad_usage("--node: 1 to 63 characters: '%s'", optarg);
+			o->node = optarg;
+			break;
+		case OPT_SHARDS: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > 4096)
+				return bad_usage("bad --shards (1..4096): '%s'", optarg);
+			o->shards = (unsigned)n;
+			break;
+		}
+		case OPT_METRICS:
+			o->metrics_addr = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -180,6 +218,28 @@ static int cmd_trace(int argc, char **argv, bool record)
 		return bad_usage("%s", "-p and --all exclude each other");
 	if (record && !o.output)
 		return bad_usage("%s", "record needs -o FILE");
+	if (fleet_opts(&o))
+		return bad_usage("%s", "--redis, --node, --shards and --metrics are daemon options");
+	return tracer_run(&o);
+}
+
+static int cmd_daemon(int argc, char **argv)
+{
+	static struct trace_opts o;
+	int rc;
+
+	default_opts(&o);
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (!o.redis_url)
+		return bad_usage("%s", "daemon needs --redis URL");
+	if (o.all)
+		return bad_usage("%s", "daemon traces every NCCL process unless -p is given");
+	o.all = o.npids == 0;
+	o.daemon = true;
 	return tracer_run(&o);
 }
 
@@ -204,6 +264,8 @@ static int cmd_replay(int argc, char **argv)
 		return rc;
 	if (o.npids || o.all || o.output)
 		return bad_usage("%s", "replay takes files, not -p/--all/-o");
+	if (fleet_opts(&o))
+		return bad_usage("%s", "--redis, --node, --shards and --metrics are daemon options");
 	if (optind >= argc)
 		return bad_usage("%s", "replay needs at least one FILE");
 	return replay_run(&o, argv + optind, argc - optind);
@@ -214,6 +276,7 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "record", cmd_record },
+	{ "daemon", cmd_daemon },
 	{ "replay", cmd_replay },
 	{ "probe-check", cmd_probe_check },
 };

@@ -16,11 +16,17 @@ struct trace_opts {
 	bool events;
 	bool verbose;
 	bool record;		/* `record` subcommand: no live table */
+	bool daemon;		/* `daemon` subcommand: records to Redis */
 	const char *output;	/* -o FILE */
 	double duration_s;	/* 0: until interrupted */
 	double stall_s;
 	double hang_s;
 	double slow_window_s;
+	/* `daemon`: fleet node agent */
+	const char *redis_url;	/* --redis URL: records go there */
+	const char *node;	/* --node NAME: this node's name */
+	unsigned shards;	/* --shards N (every agent and analyzer alike) */
+	const char *metrics_addr;	/* --metrics [ADDR:]PORT, or NULL */
 };
 
 #endif

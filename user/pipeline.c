@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "an_wire.h"
 #include "analyzer.h"
 #include "hooks.h"
 #include "json.h"
@@ -30,7 +31,27 @@ struct pipeline {
 	struct host_info *hosts;
 	uint32_t nhosts;
 	uint64_t verdicts;
+	struct an_wire w;	/* the record being fed (snapshots: large) */
 };
+
+/*
+ * Every analyzer input goes through one record (an_wire.h): the same
+ * record feeds this analyzer and, in fleet mode, the node agent's tap.
+ */
+static void feed_an(struct pipeline *p, uint32_t host)
+{
+	an_wire_apply(p->an, (uint32_t)p->an_hosts[host], &p->w);
+	if (p->o.tap)
+		p->o.tap(p->o.tap_ctx, host, &p->w);
+}
+
+static struct an_wire *wire(struct pipeline *p, enum an_wire_type type, uint64_t t_ns)
+{
+	memset(&p->w, 0, offsetof(struct an_wire, subs));
+	p->w.type = type;
+	p->w.t_ns = t_ns;
+	return &p->w;
+}
 
 /* ---- the analyzer's view of state records ------------------------------ */
 
@@ -72,8 +93,14 @@ static void sink_call_enter(void *ctx, const struct call_rec *c)
 	struct pipeline *p = ctx;
 	struct an_op op;
 
-	if (an_op_of(p, c, &op))
-		an_op_enter(p->an, &op);
+	struct an_wire *w;
+
+	if (!an_op_of(p, c, &op))
+		return;
+	w = wire(p, AW_ENTER, op.t_ns);
+	w->k = op.k;
+	w->op = op;
+	feed_an(p, c->host_id);
 }
 
 static void sink_op_complete(void *ctx, const struct comm_rank *cr,
@@ -85,7 +112,9 @@ static void sink_op_complete(void *ctx, const struct comm_rank *cr,
 	if (!cr->hash || cr->rank < 0)
 		return;
 	k = an_key_of(p, cr->host_id, cr->pid, cr->hash, cr->rank, cr->nranks);
-	an_complete_upto(p->an, &k, seq, t_ns);
+	wire(p, AW_COMPLETE_UPTO, t_ns)->k = k;
+	p->w.upto = seq;
+	feed_an(p, cr->host_id);
 }
 
 static void progress_of(const struct ccld_event *ev, struct an_progress *p)
@@ -128,7 +157,10 @@ static void sink_proxy(void *ctx, const struct comm_rank *cr,
 	k = an_key_of(p, cr->host_id, cr->pid, cr->hash, cr->rank, cr->nranks);
 	if (ev->fn != CCLD_FN_PROXY_SNAPSHOT) {
 		progress_of(ev, &prog);
-		an_progress(p->an, &k, &prog, ev->ts_ns);
+		wire(p, AW_PROGRESS, ev->ts_ns)->k = k;
+		p->w.nsubs = 1;
+		p->w.subs[0] = prog;
+		feed_an(p, cr->host_id);
 		return;
 	}
 	if (sb->host != cr->host_id || sb->pid != cr->pid || sb->comm != cr->comm ||
@@ -143,7 +175,8 @@ static void sink_proxy(void *ctx, const struct comm_rank *cr,
 		sb->have = 0;
 	}
 	if (sb->want == 0) {	/* nothing active in the proxy */
-		an_snapshot(p->an, &k, NULL, 0, ev->ts_ns);
+		wire(p, AW_SNAPSHOT, ev->ts_ns)->k = k;
+		feed_an(p, cr->host_id);
 		return;
 	}
 	i = (uint32_t)x->step;
@@ -152,7 +185,10 @@ static void sink_proxy(void *ctx, const struct comm_rank *cr,
 	sb->seen[i / 64] |= 1ull << (i % 64);
 	progress_of(ev, &sb->p[i]);
 	if (++sb->have == sb->want) {
-		an_snapshot(p->an, &k, sb->p, sb->want, ev->ts_ns);
+		wire(p, AW_SNAPSHOT, ev->ts_ns)->k = k;
+		p->w.nsubs = sb->want;
+		memcpy(p->w.subs, sb->p, sb->want * sizeof(sb->p[0]));
+		feed_an(p, cr->host_id);
 		sb->have = 0;
 	}
 }
@@ -201,8 +237,14 @@ static void sink_call_done(void *ctx, const struct call_rec *c)
 	const struct host_info *h = pipeline_host(p, c->host_id);
 	struct an_op op;
 
-	if (c->has_ret && an_op_of(p, c, &op))
-		an_op_return(p->an, &op, c->ret, c->ret_ns);
+	if (c->has_ret && an_op_of(p, c, &op)) {
+		struct an_wire *w = wire(p, AW_RETURN, c->ret_ns);
+
+		w->k = op.k;
+		w->op = op;
+		w->ret = c->ret;
+		feed_an(p, c->host_id);
+	}
 
 	if (!p->o.events)
 		return;
@@ -222,10 +264,9 @@ static void sink_comm_call(void *ctx, const struct comm_call_rec *c)
 		struct an_key k = an_key_of(p, c->host_id, c->pid, c->comm_hash,
 					    c->rank, c->nranks);
 
-		if (ccld_fn_is_teardown(c->fn))
-			an_rank_gone(p->an, &k, c->ret_ns);
-		else
-			an_rank(p->an, &k, c->parent_hash, c->ret_ns);
+		wire(p, ccld_fn_is_teardown(c->fn) ? AW_RANK_GONE : AW_RANK, c->ret_ns)->k = k;
+		p->w.parent = c->parent_hash;
+		feed_an(p, c->host_id);
 	}
 
 	if (!p->o.events)
@@ -256,13 +297,11 @@ static void sink_proc_change(void *ctx, const struct proc_info *pi,
 	const struct host_info *h = pipeline_host(p, pi->host_id);
 	bool stopped = pi->state == 'T' || pi->state == 't';
 
-	if (ev->type == CCLD_EV_PROC_EXIT)
-		an_proc_state(p->an, p->an_hosts[pi->host_id], pi->pid,
-			      AN_PROC_EXITED, pi->exit_code, ev->ts_ns);
-	else
-		an_proc_state(p->an, p->an_hosts[pi->host_id], pi->pid,
-			      stopped ? AN_PROC_STOPPED : AN_PROC_RUNNING, 0,
-			      ev->ts_ns);
+	wire(p, AW_PROC, ev->ts_ns)->k.pid = pi->pid;
+	p->w.proc_state = ev->type == CCLD_EV_PROC_EXIT ? AN_PROC_EXITED :
+			  stopped ? AN_PROC_STOPPED : AN_PROC_RUNNING;
+	p->w.exit_status = ev->type == CCLD_EV_PROC_EXIT ? pi->exit_code : 0;
+	feed_an(p, pi->host_id);
 
 	if (p->o.json || p->o.quiet)
 		return;
@@ -358,8 +397,11 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 {
 	state_feed(p->st, host, ev);
 	/* the analyzer's clock is the records' clock: replay == live */
-	if (ev->type == CCLD_EV_TICK)
-		an_clock(p->an, p->an_hosts[host], ev->ts_ns);
+	if (ev->type == CCLD_EV_TICK) {
+		wire(p, AW_CLOCK, ev->ts_ns)->realtime_offset_ns =
+			pipeline_host(p, host)->realtime_offset_ns;
+		feed_an(p, host);
+	}
 }
 
 void pipeline_finish(struct pipeline *p, double duration_s)

@@ -15,6 +15,7 @@
 #include "state.h"
 
 struct an_suspect;
+struct an_wire;
 
 struct pipeline_opts {
 	FILE *out;
@@ -27,6 +28,9 @@ struct pipeline_opts {
 	/* live only: the analyzer suspects a comm stuck (step hooks, tier E) */
 	void (*suspect)(void *ctx, const struct an_suspect *s);
 	void *suspect_ctx;
+	/* fleet agent: every analyzer input record, after the local analyzer */
+	void (*tap)(void *ctx, uint32_t host, const struct an_wire *w);
+	void *tap_ctx;
 };
 
 struct pipeline;

@@ -247,6 +247,12 @@ void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 	}
 }
 
+void proxy_live_cost(const struct proxy_live *pl, uint64_t *hits, uint64_t *bpf_ns)
+{
+	*hits = pl->hits;
+	*bpf_ns = pl->bpf_ns;
+}
+
 void proxy_live_report(struct proxy_live *pl, uint64_t now_ns, FILE *f)
 {
 	const struct proxymap_stats *ms = proxymap_stats(pl->map);

@@ -40,4 +40,7 @@ void proxy_live_forget(struct proxy_live *pl, uint32_t pid);
 /* One line per period the step hooks were on, and totals, to F. */
 void proxy_live_report(struct proxy_live *pl, uint64_t now_ns, FILE *f);
 
+/* Step hook hits and their BPF run time over the periods that ended. */
+void proxy_live_cost(const struct proxy_live *pl, uint64_t *hits, uint64_t *bpf_ns);
+
 #endif

@@ -26,6 +26,8 @@
 #include "procmaps.h"
 #include "proxy.skel.h"
 #include "proxy_live.h"
+#include "agent_metrics.h"
+#include "fleet_agent.h"
 #include "tracer.h"
 
 #define TICK_NS		250000000ULL
@@ -57,6 +59,9 @@ struct tracer {
 	int libs_described;	/* att.libs[] already written as metadata */
 	bool table;
 	int err;
+	struct fleet_agent *fleet;	/* daemon: records go to Redis */
+	struct agent_metrics *am;	/* daemon --metrics */
+	char node[64];			/* this host's name in records (as capture headers) */
 };
 
 static volatile sig_atomic_t stop;
@@ -563,6 +568,8 @@ static int setup(struct tracer *t)
 		}
 	}
 	capture_header_local(&hdr);
+	if (t->node[0])
+		snprintf(hdr.host, sizeof(hdr.host), "%s", t->node);
 	t->host = pipeline_add_host(t->pl, hdr.host, hdr.realtime_offset_ns);
 	t->proxy = proxy_live_new(&t->att, pipeline_state(t->pl), t->host, o->verbose);
 	if (!t->proxy) {
@@ -618,6 +625,19 @@ static bool all_gone(const struct tracer *t)
 	return t->nprocs > 0;
 }
 
+static void update_metrics(struct tracer *t, uint64_t now)
+{
+	struct agent_numbers n = { 0 };
+	uint64_t bpf_ns;
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		n.processes += !t->procs[i].gone;
+	proxy_live_cost(t->proxy, &n.step_hook_hits, &bpf_ns);
+	n.step_hook_bpf_s = bpf_ns / 1e9;
+	agent_metrics_update(t->am, pipeline_state(t->pl), t->fleet, &n, now);
+}
+
 static void loop(struct tracer *t, uint64_t start)
 {
 	const struct trace_opts *o = t->o;
@@ -645,8 +665,12 @@ static void loop(struct tracer *t, uint64_t start)
 			emit(t, &ev);
 			/* after the tick: the analyzer may have asked for a closer look */
 			proxy_live_tick(t->proxy, now, emit_cb, t);
+			if (t->am)
+				update_metrics(t, now);
 			next_tick = now + TICK_NS;
 		}
+		if (t->fleet)
+			fleet_agent_tick(t->fleet, stderr);
 		if (o->all && now >= next_rescan) {
 			rescan(t, now);
 			next_rescan = now + RESCAN_NS;
@@ -686,6 +710,37 @@ int tracer_run(const struct trace_opts *o)
 
 	po.suspect = on_suspect;
 	po.suspect_ctx = &t;
+	if (o->daemon) {
+		struct capture_header hdr;
+		char err[512];
+
+		capture_header_local(&hdr);
+		snprintf(t.node, sizeof(t.node), "%s", o->node ? o->node : hdr.host);
+		t.fleet = fleet_agent_new(o->redis_url, t.node, o->shards, err, sizeof(err));
+		if (!t.fleet) {
+			fprintf(stderr, "ccld-trace: %s\n", err);
+			return 1;
+		}
+		/* the node's own view is partial: its verdicts are not printed */
+		po.out = fopen("/dev/null", "w");
+		if (!po.out) {
+			fprintf(stderr, "ccld-trace: /dev/null: %s\n", strerror(errno));
+			fleet_agent_free(t.fleet);
+			return 1;
+		}
+		po.json = true;
+		po.tap = fleet_agent_tap;
+		po.tap_ctx = t.fleet;
+		if (o->metrics_addr) {
+			t.am = agent_metrics_new(o->metrics_addr, err, sizeof(err));
+			if (!t.am) {
+				fprintf(stderr, "ccld-trace: %s\n", err);
+				fleet_agent_free(t.fleet);
+				fclose(po.out);
+				return 1;
+			}
+		}
+	}
 
 	if (check_environment())
 		return 1;
@@ -708,12 +763,15 @@ int tracer_run(const struct trace_opts *o)
 	signal(SIGTERM, on_signal);
 	if (setup(&t))
 		goto out;
-	fprintf(stderr, "ccld-trace: tracing %s; Ctrl-C to stop\n",
-		o->all ? "all NCCL processes" : "the given processes");
+	fprintf(stderr, "ccld-trace: tracing %s%s%s; Ctrl-C to stop\n",
+		o->all ? "all NCCL processes" : "the given processes",
+		t.fleet ? " as node " : "", t.fleet ? t.node : "");
 	start = now_ns();
 	loop(&t, start);
 	pipeline_finish(t.pl, (now_ns() - start) / 1e9);
 	proxy_live_report(t.proxy, now_ns(), stderr);
+	if (t.fleet)
+		fleet_agent_report(t.fleet, stderr);
 	rc = t.err ? 1 : 0;
 out:
 	if (t.cap && capture_close(t.cap)) {
@@ -729,6 +787,10 @@ out:
 	cuda_bpf__destroy(t.cuda_skel);
 	nccl_api_bpf__destroy(t.skel);
 	pipeline_free(t.pl);
+	fleet_agent_free(t.fleet);
+	agent_metrics_free(t.am);
+	if (t.fleet && po.out)
+		fclose(po.out);
 	free(t.batch);
 	free(t.procs);
 	return rc;

@@ -4,6 +4,7 @@
 usage: check_verdict.py TRACE.jsonl PIDFILE CALLLOG_DIR --class H1
            --culprits R[,R..] [--kind tp|dp|pp|world] [--seq auto|none]
            [--state "not delivered"] --stall SEC [--no-verdict]
+           [--hosts NAME:R-R[,NAME:R-R..]]
 
 The first verdict with "role":"root" must have the given class, culprit
 set (world ranks, mapped to pids through PIDFILE's "RANK PID" lines), a
@@ -18,7 +19,8 @@ one every rank of the communicator entered with one signature, and the
 evidence's Mycroft Table-4 state must be --state.  It must come within --stall + 2 s of the communicator's last progress
 (detected_ns - onset_ns).  Other root verdicts must not name other
 communicators with other culprits (cascades are "role":"cascade").
-With --no-verdict, the trace must hold no verdict at all.
+With --no-verdict, the trace must hold no verdict at all.  With --hosts
+(fleet mode), each culprit's "host" must be the node its rank ran on.
 """
 import argparse
 import collections
@@ -45,6 +47,7 @@ def main():
     ap.add_argument("--stall", type=float, default=30)
     ap.add_argument("--state")
     ap.add_argument("--no-verdict", action="store_true")
+    ap.add_argument("--hosts")
     a = ap.parse_args()
 
     trace = load(a.trace)
@@ -100,6 +103,17 @@ def main():
     if got_pids != want_pids:
         errs.append(f"culprit pids {sorted(got_pids)}, expected {sorted(want_pids)} "
                     f"(ranks {a.culprits})")
+    if a.hosts:
+        host_of = {}
+        for part in a.hosts.split(","):
+            name, rng = part.rsplit(":", 1)
+            lo, hi = (int(x) for x in rng.split("-"))
+            for r in range(lo, hi + 1):
+                host_of[pid_of[r]] = name
+        for c in v["culprits"]:
+            if c["pid"] in host_of and c["host"] != host_of[c["pid"]]:
+                errs.append(f"culprit pid {c['pid']} on host {c['host']}, "
+                            f"expected {host_of[c['pid']]}")
     comm = v["comm"]
     if not want_pids <= comm_pids.get(comm, set()):
         errs.append(f"comm {comm} does not hold the culprits")

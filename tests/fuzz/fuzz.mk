@@ -12,8 +12,16 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	      -DCCLD_VERSION='"$(VERSION)"'
 
 ifneq ($(wildcard $(FUZZ_RT)),)
-FUZZ_BINS  := $(OUT)/tests/fuzz/fuzz_capture
+FUZZ_BINS  := $(OUT)/tests/fuzz/fuzz_capture $(OUT)/tests/fuzz/fuzz_an_wire
 endif
+
+# the analyzer library and its hash map: no libbpf
+$(OUT)/tests/fuzz/fuzz_an_wire: tests/fuzz/fuzz_an_wire.c $(wildcard analyzer/*.c) \
+				$(wildcard analyzer/*.h) user/hmap.c user/hooks.c user/names.c bpf/ccld.h
+	$(call msg,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Ianalyzer -o $@ tests/fuzz/fuzz_an_wire.c \
+		$(wildcard analyzer/*.c) user/hmap.c user/hooks.c user/names.c -lm
 
 $(OUT)/tests/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c user/capture.c \
 				user/capture.h bpf/ccld.h

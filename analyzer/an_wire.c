@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Encoding and decoding of the analyzer's input records (an_wire.h).  The
+ * decoder takes records from the network: every length and value is
+ * checked, nothing is read past the end.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "an_wire.h"
+
+struct wbuf {
+	uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+
+struct rbuf {
+	const uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+
+static void put(struct wbuf *b, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	if (b->off + n > b->len) {
+		b->bad = true;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		b->p[b->off++] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get(struct rbuf *b, unsigned n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (b->bad || b->off + n > b->len) {
+		b->bad = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)b->p[b->off++] << (8 * i);
+	return v;
+}
+
+#define put8(b, v)	put(b, (uint64_t)(v), 1)
+#define put32(b, v)	put(b, (uint64_t)(uint32_t)(v), 4)
+#define put64(b, v)	put(b, (uint64_t)(v), 8)
+#define get8(b)		((uint8_t)get(b, 1))
+#define get32(b)	((uint32_t)get(b, 4))
+#define get64(b)	(get(b, 8))
+
+static void put_key(struct wbuf *b, const struct an_key *k)
+{
+	put32(b, k->pid);
+	put64(b, k->comm);
+	put32(b, k->rank);
+	put32(b, k->nranks);
+}
+
+static void get_key(struct rbuf *b, struct an_key *k)
+{
+	k->host = 0;
+	k->pid = get32(b);
+	k->comm = get64(b);
+	k->rank = (int32_t)get32(b);
+	k->nranks = (int32_t)get32(b);
+	if (k->rank < 0 || k->nranks < 0 || (k->nranks && k->rank >= k->nranks))
+		b->bad = true;
+}
+
+static void put_op(struct wbuf *b, const struct an_op *op)
+{
+	put32(b, op->tid);
+	put8(b, op->fn);
+	put64(b, op->seq);
+	put64(b, op->count);
+	put8(b, op->dtype);
+	put8(b, op->redop);
+	put32(b, op->root);
+	put32(b, op->peer);
+	put64(b, op->t_ns);
+}
+
+static void get_op(struct rbuf *b, struct an_op *op)
+{
+	op->tid = get32(b);
+	op->fn = get8(b);
+	op->seq = (int64_t)get64(b);
+	op->count = get64(b);
+	op->dtype = get8(b);
+	op->redop = get8(b);
+	op->root = (int32_t)get32(b);
+	op->peer = (int32_t)get32(b);
+	op->t_ns = get64(b);
+	if (op->fn == 0)
+		b->bad = true;
+}
+
+static void put_prog(struct wbuf *b, const struct an_progress *p)
+{
+	put64(b, p->seq);
+	put32(b, p->channel);
+	put32(b, p->peer);
+	put8(b, p->dir);
+	put8(b, p->step);
+	put64(b, p->posted);
+	put64(b, p->transmitted);
+	put64(b, p->received);
+	put64(b, p->done);
+	put64(b, p->nsteps);
+	put64(b, p->op);
+	put64(b, p->nbytes);
+}
+
+static void get_prog(struct rbuf *b, struct an_progress *p)
+{
+	uint8_t dir, step;
+
+	memset(p, 0, sizeof(*p));
+	p->seq = (int64_t)get64(b);
+	p->channel = (int32_t)get32(b);
+	p->peer = (int32_t)get32(b);
+	dir = get8(b);
+	step = get8(b);
+	p->posted = get64(b);
+	p->transmitted = get64(b);
+	p->received = get64(b);
+	p->done = get64(b);
+	p->nsteps = get64(b);
+	p->op = get64(b);
+	p->nbytes = get64(b);
+	if (dir > AN_RECV || step > 1)
+		b->bad = true;
+	p->dir = dir == AN_RECV ? AN_RECV : AN_SEND;
+	p->step = step;
+}
+
+int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
+{
+	struct wbuf b = { .p = buf, .len = len };
+	uint32_t i;
+
+	put8(&b, AN_WIRE_VERSION);
+	put8(&b, w->type);
+	put64(&b, w->t_ns);
+	switch (w->type) {
+	case AW_CLOCK:
+		put64(&b, w->realtime_offset_ns);
+		break;
+	case AW_RANK:
+		put_key(&b, &w->k);
+		put64(&b, w->parent);
+		break;
+	case AW_RANK_GONE:
+		put_key(&b, &w->k);
+		break;
+	case AW_ENTER:
+	case AW_RETURN:
+		put_key(&b, &w->k);
+		put_op(&b, &w->op);
+		if (w->type == AW_RETURN)
+			put64(&b, w->ret);
+		break;
+	case AW_COMPLETE_UPTO:
+		put_key(&b, &w->k);
+		put64(&b, w->upto);
+		break;
+	case AW_PROGRESS:
+	case AW_SNAPSHOT:
+		if (w->nsubs > AN_WIRE_MAX_SUBS || (w->type == AW_PROGRESS && w->nsubs != 1))
+			return -EINVAL;
+		put_key(&b, &w->k);
+		put(&b, w->nsubs, 2);
+		for (i = 0; i < w->nsubs; i++)
+			put_prog(&b, &w->subs[i]);
+		break;
+	case AW_PROC:
+		put32(&b, w->k.pid);
+		put8(&b, w->proc_state);
+		put32(&b, w->exit_status);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return b.bad ? -EINVAL : (int)b.off;
+}
+
+int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
+		   char *err, size_t errlen)
+{
+	struct rbuf b = { .p = buf, .len = len };
+	uint8_t ver, type, st;
+	uint32_t i;
+
+	memset(w, 0, offsetof(struct an_wire, subs));
+	ver = get8(&b);
+	type = get8(&b);
+	w->t_ns = get64(&b);
+	if (b.bad) {
+		snprintf(err, errlen, "record of %zu bytes: too short", len);
+		return -EINVAL;
+	}
+	if (ver != AN_WIRE_VERSION) {
+		snprintf(err, errlen, "record version %u, this analyzer reads %u", ver,
+			 AN_WIRE_VERSION);
+		return -EINVAL;
+	}
+	w->type = (enum an_wire_type)type;
+	switch (type) {
+	case AW_CLOCK:
+		w->realtime_offset_ns = (int64_t)get64(&b);
+		break;
+	case AW_RANK:
+		get_key(&b, &w->k);
+		w->parent = get64(&b);
+		break;
+	case AW_RANK_GONE:
+		get_key(&b, &w->k);
+		break;
+	case AW_ENTER:
+	case AW_RETURN:
+		get_key(&b, &w->k);
+		get_op(&b, &w->op);
+		w->op.k = w->k;
+		if (type == AW_RETURN)
+			w->ret = (int64_t)get64(&b);
+		break;
+	case AW_COMPLETE_UPTO:
+		get_key(&b, &w->k);
+		w->upto = (int64_t)get64(&b);
+		break;
+	case AW_PROGRESS:
+	case AW_SNAPSHOT:
+		get_key(&b, &w->k);
+		w->nsubs = (uint32_t)get(&b, 2);
+		if (w->nsubs > AN_WIRE_MAX_SUBS || (type == AW_PROGRESS && w->nsubs != 1)) {
+			snprintf(err, errlen, "%u proxy subs in a %s record", w->nsubs,
+				 type == AW_PROGRESS ? "progress" : "snapshot");
+			return -EINVAL;
+		}
+		for (i = 0; i < w->nsubs && !b.bad; i++)
+			get_prog(&b, &w->subs[i]);
+		break;
+	case AW_PROC:
+		w->k.pid = get32(&b);
+		st = get8(&b);
+		w->exit_status = (int32_t)get32(&b);
+		if (st > AN_PROC_EXITED)
+			b.bad = true;
+		w->proc_state = (enum an_proc_state)st;
+		break;
+	default:
+		snprintf(err, errlen, "unknown record type %u", type);
+		return -EINVAL;
+	}
+	if (b.bad) {
+		snprintf(err, errlen, "record type %u of %zu bytes: truncated or a value"
+			 " out of range", type, len);
+		return -EINVAL;
+	}
+	if (b.off != len) {
+		snprintf(err, errlen, "record type %u: %zu bytes left over", type,
+			 len - b.off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
+{
+	struct an_key k = w->k;
+	struct an_op op = w->op;
+
+	k.host = host;
+	op.k = k;
+	switch (w->type) {
+	case AW_CLOCK:
+		an_clock(an, host, w->t_ns);
+		break;
+	case AW_RANK:
+		an_rank(an, &k, w->parent, w->t_ns);
+		break;
+	case AW_RANK_GONE:
+		an_rank_gone(an, &k, w->t_ns);
+		break;
+	case AW_ENTER:
+		an_op_enter(an, &op);
+		break;
+	case AW_RETURN:
+		an_op_return(an, &op, w->ret, w->t_ns);
+		break;
+	case AW_COMPLETE_UPTO:
+		an_complete_upto(an, &k, w->upto, w->t_ns);
+		break;
+	case AW_PROGRESS:
+		an_progress(an, &k, &w->subs[0], w->t_ns);
+		break;
+	case AW_SNAPSHOT:
+		an_snapshot(an, &k, w->subs, w->nsubs, w->t_ns);
+		break;
+	case AW_PROC:
+		an_proc_state(an, host, w->k.pid, w->proc_state, w->exit_status, w->t_ns);
+		break;
+	case AW_TYPE_MAX:
+		break;
+	}
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The analyzer's inputs as compact records (docs/fleet.md section 6): what a
+ * node agent sends to the fleet analyzer instead of raw events.  The node
+ * runs the state machines (identity, sequence numbers, tier B binding,
+ * proxy mapping); each record is one call into the analyzer (an_rank,
+ * an_op_enter, ..., an_clock) for one comm rank of that node.  The live
+ * pipeline feeds its own analyzer through the same records, so local and
+ * fleet analysis see the same inputs.
+ *
+ * Layout: little-endian, packed by hand (no struct padding on the wire):
+ * u8 version (AN_WIRE_VERSION), u8 type, then the type's fields.  The host
+ * is not in the record: the receiver knows which node sent it.
+ */
+#ifndef CCLD_AN_WIRE_H
+#define CCLD_AN_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "analyzer.h"
+
+#define AN_WIRE_VERSION		1
+#define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
+#define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 80)
+
+enum an_wire_type {
+	AW_CLOCK = 1,		/* an_clock + the host's realtime offset */
+	AW_RANK,		/* an_rank */
+	AW_RANK_GONE,		/* an_rank_gone */
+	AW_ENTER,		/* an_op_enter */
+	AW_RETURN,		/* an_op_return */
+	AW_COMPLETE_UPTO,	/* an_complete_upto */
+	AW_PROGRESS,		/* an_progress */
+	AW_SNAPSHOT,		/* an_snapshot */
+	AW_PROC,		/* an_proc_state */
+	AW_TYPE_MAX,
+};
+
+/* One decoded record; k.host is set by the receiver. */
+struct an_wire {
+	enum an_wire_type type;
+	uint64_t t_ns;
+	struct an_key k;	/* rank records; .pid alone for AW_PROC */
+	uint64_t parent;	/* AW_RANK */
+	int64_t realtime_offset_ns;	/* AW_CLOCK */
+	struct an_op op;	/* AW_ENTER, AW_RETURN (op.k == k) */
+	int64_t ret;		/* AW_RETURN */
+	int64_t upto;		/* AW_COMPLETE_UPTO */
+	enum an_proc_state proc_state;	/* AW_PROC */
+	int32_t exit_status;
+	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
+	struct an_progress subs[AN_WIRE_MAX_SUBS];
+};
+
+/* Encodes W into BUF (at least AN_WIRE_MAX bytes): the length, or -EINVAL. */
+int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len);
+
+/*
+ * Decodes LEN bytes into W.  Returns 0, or -EINVAL with a reason in ERR for
+ * anything malformed (bad version or type, short or long record, a value
+ * out of range).  Never reads past LEN.
+ */
+int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
+		   char *err, size_t errlen);
+
+/* Feeds the record to AN as coming from HOST (an_host id). */
+void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w);
+
+#endif

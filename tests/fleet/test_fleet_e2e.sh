@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Fleet mode end to end (issue 6): a real redis-server on loopback, one
+# stand-in job of 8 ranks split over two "nodes" (ccld-trace daemon
+# --node nodeA -p ranks 0-3, --node nodeB -p ranks 4-7) and one
+# ccld-analyzer.  The hang and slow scenarios give the verdicts of
+# single-node tracing, with the culprit's node and pid; a wrong Redis URL
+# gives one clear line.  CCLD_FLEET_ONLY=name runs one scenario.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/simjob_lib.sh"
+require_bpf
+command -v redis-server >/dev/null || skip "redis-server not installed"
+STALL=${CCLD_TEST_STALL:-3}
+SHARDS=4
+ANALYZER=$BIN/ccld-analyzer
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=redis://127.0.0.1:$PORT
+redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+	>"$TMP/redis.log" 2>&1 &
+REDIS=$!
+at_exit "kill $REDIS"
+WAIT_S=10 wait_for redis-cli -p "$PORT" ping >/dev/null 2>&1 ||
+	fail "redis-server did not start: $(cat "$TMP/redis.log")"
+
+# a wrong or unreachable URL: exit 1 and one line naming the URL
+for bad in "redis://127.0.0.1:1" "http://x"; do
+	"$ANALYZER" --redis "$bad" --duration 1 >/dev/null 2>"$TMP/bad.err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(wc -l <"$TMP/bad.err")" = 1 ] && grep -q "$bad" "$TMP/bad.err" ||
+		fail "ccld-analyzer --redis $bad: rc $rc, stderr: $(cat "$TMP/bad.err")"
+	"$BIN/ccld-trace" daemon --redis "$bad" --node x -p $$ >/dev/null 2>"$TMP/bad.err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(wc -l <"$TMP/bad.err")" = 1 ] && grep -q "$bad" "$TMP/bad.err" ||
+		fail "ccld-trace daemon --redis $bad: rc $rc, stderr: $(cat "$TMP/bad.err")"
+done
+echo "bad URLs: one clear line each"
+
+# start_fleet NAME: the two agents and the analyzer for the job in $TMP/pids
+start_fleet() {
+	local name=$1 a b
+	a=$(awk '$1 < 4 {print $2}' "$TMP/pids" | paste -sd,)
+	b=$(awk '$1 >= 4 {print $2}' "$TMP/pids" | paste -sd,)
+	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeA --shards $SHARDS -p "$a" \
+		--stall "$STALL" 2>"$TMP/$name.agentA" &
+	AGENT_A=$!
+	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeB --shards $SHARDS -p "$b" \
+		--stall "$STALL" 2>"$TMP/$name.agentB" &
+	AGENT_B=$!
+	at_exit "kill -9 $AGENT_A $AGENT_B"
+	start_analyzer "$name"
+	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/$name.agentA" ||
+		fail "agent A did not start: $(cat "$TMP/$name.agentA")"
+	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/$name.agentB" ||
+		fail "agent B did not start: $(cat "$TMP/$name.agentB")"
+}
+
+start_analyzer() {
+	"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS \
+		--name an1 >>"$TMP/$1.jsonl" 2>>"$TMP/$1.aerr" &
+	AN=$!
+	at_exit "kill -9 $AN"
+}
+
+# the agents first (the job's end is not part of the scenario), then the
+# analyzer once it has read what they sent
+stop_agents() {
+	kill -INT "$AGENT_A" "$AGENT_B" 2>/dev/null
+	wait "$AGENT_A" || fail "agent A exited $?: $(cat "$TMP/$1.agentA")"
+	wait "$AGENT_B" || fail "agent B exited $?: $(cat "$TMP/$1.agentB")"
+}
+
+stop_analyzer() {
+	sleep 1
+	kill -INT "$AN" 2>/dev/null
+	wait "$AN" || fail "ccld-analyzer exited $?: $(cat "$TMP/$1.aerr")"
+}
+
+# scenario NAME "JOB ARGS" "CHECK ARGS" [fault env]
+scenario() {
+	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-}
+	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	# shellcheck disable=SC2086
+	CCLD_SIM_FAULT=$fault start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 \
+		--timeout 120 $jobargs --wait-start "$TMP/go"
+	rank_pids 8 >/dev/null
+	start_fleet "$name"
+	touch "$TMP/go"
+	WAIT_S=$((STALL + 40)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.aerr")"
+	sleep 1
+	stop_agents "$name"
+	stop_job "$JOB"
+	stop_analyzer "$name"
+	# shellcheck disable=SC2086
+	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--stall "$STALL" --hosts nodeA:0-3,nodeB:4-7 $checkargs ||
+		fail "$name: wrong verdict"
+	echo "$name: ok"
+}
+
+scenario skip-tp "--steps 100000 --skip 5:20:tp" "--class H1 --culprits 5 --kind tp"
+scenario count "--steps 100000 --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
+scenario netstall "--steps 100000" "--class H3 --culprits 6 --state not_delivered" \
+	"netstall rank=6 after_ms=3000"
+# S1: rank 2's compute phase 3x longer for 60 steps; the analyzer is
+# killed with SIGKILL after its first verdict and restarted under the same
+# name: it rebuilds its state from the streams, loses no record (it applies
+# every record the agents sent), prints no verdict twice and reports the
+# recovery
+slow_restart() {
+	local name=compute
+	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120 \
+		--steps 330 --slow 2:200:3:60 --wait-start "$TMP/go"
+	rank_pids 8 >/dev/null
+	start_fleet "$name"
+	touch "$TMP/go"
+	WAIT_S=60 wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict: $(cat "$TMP/$name.aerr")"
+	kill -9 "$AN"
+	wait "$AN" 2>/dev/null
+	start_analyzer "$name"
+	wait "$JOB" || fail "$name: the job failed: $(tail -3 "$TMP/job.err")"
+	sleep 1
+	stop_agents "$name"
+	stop_analyzer "$name"
+	python3 "$TOP/tests/e2e/check_slow.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--class S1 --culprits 2 --onset 200 --until 260 || fail "$name: wrong verdict"
+	[ "$(grep -c '"type"' "$TMP/$name.jsonl")" = \
+	  "$(sort -u "$TMP/$name.jsonl" | grep -c '"type"')" ] ||
+		fail "$name: a verdict printed twice"
+	# every entry the agents sent was applied by the restarted analyzer
+	local sent applied
+	sent=$(cat "$TMP/$name.agentA" "$TMP/$name.agentB" |
+		sed -n 's/.* \([0-9]*\) sent to Redis.*/\1/p' | awk '{s += $1} END {print s}')
+	applied=$(sed -n 's/.*: \([0-9]*\) records applied.*/\1/p' "$TMP/$name.aerr" | tail -1)
+	[ -n "$sent" ] && [ "$sent" = "$applied" ] ||
+		fail "$name: agents sent $sent records, the restarted analyzer applied $applied"
+	echo "$name: ok (analyzer killed and restarted; $applied of $sent records applied)"
+}
+slow_restart
+echo "ok: the fleet analyzer named class, communicator, round, culprit and node"

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Seed corpus for fuzz_an_wire: sequences of analyzer input records as
+docs/fleet.md section 6 lays them out (little endian), each record behind
+its 2-byte length: a 4-rank all-reduce entered, returned and completed with
+proxy progress and a snapshot, clocks and process states."""
+import struct
+import sys
+
+CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC = range(1, 10)
+
+
+def hdr(t, ts):
+    return struct.pack("<BBQ", 1, t, ts)
+
+
+def key(pid, comm, rank, nranks):
+    return struct.pack("<IQii", pid, comm, rank, nranks)
+
+
+def op(tid, fn, seq, count, t):
+    return struct.pack("<IBqQBBiiQ", tid, fn, seq, count, 7, 0, -1, -1, t)
+
+
+def prog(done, nsteps=8, step=1):
+    return struct.pack("<qiiBBQQQQQQQ", -1, 0, 1, 0, step, done, done, 0, done,
+                       nsteps, 5, 1 << 20)
+
+
+def rec(b):
+    return struct.pack("<H", len(b)) + b
+
+
+def job(nranks, t0, hang_rank=-1):
+    out = b""
+    comm = 0xC0FFEE
+    for r in range(nranks):
+        out += rec(hdr(RANK, t0) + key(100 + r, comm, r, nranks) + struct.pack("<Q", 0))
+    for seq in range(3):
+        t = t0 + (seq + 1) * 10_000_000
+        for r in range(nranks):
+            if r == hang_rank and seq == 2:
+                continue
+            out += rec(hdr(ENTER, t) + key(100 + r, comm, r, nranks) + op(100 + r, 1, seq, 1024, t))
+            out += rec(hdr(RETURN, t + 1000) + key(100 + r, comm, r, nranks)
+                       + op(100 + r, 1, seq, 1024, t) + struct.pack("<q", 0))
+            out += rec(hdr(PROGRESS, t + 2000) + key(100 + r, comm, r, nranks)
+                       + struct.pack("<H", 1) + prog(seq))
+            if seq < 2:
+                out += rec(hdr(UPTO, t + 5000) + key(100 + r, comm, r, nranks)
+                           + struct.pack("<q", seq))
+        out += rec(hdr(CLOCK, t + 250_000_000) + struct.pack("<q", 1_700_000_000_000_000_000))
+    out += rec(hdr(SNAPSHOT, t0 + 1_000_000_000) + key(100, comm, 0, nranks)
+               + struct.pack("<H", 2) + prog(3, step=0) + prog(4, step=0))
+    out += rec(hdr(PROC, t0 + 2_000_000_000) + struct.pack("<IBi", 101, 1, 0))
+    out += rec(hdr(GONE, t0 + 3_000_000_000) + key(103, comm, 3, nranks))
+    for k in range(40):
+        out += rec(hdr(CLOCK, t0 + 3_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
+    return out
+
+
+def main():
+    d = sys.argv[1]
+    seeds = {"healthy4": job(4, 1_000_000_000), "hang4": job(4, 5, hang_rank=2),
+             "hang2": job(2, 0, hang_rank=1)}
+    for name, data in seeds.items():
+        with open(f"{d}/{name}", "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
