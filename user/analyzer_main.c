@@ -203,6 +203,7 @@ int main(int argc, char **argv)
 	fo.url = o.url;
 	fo.out = stdout;
 	fo.json = o.json;
+	fo.nshards = o.shards;
 	c = fs_consumer_new(o.url, o.group, o.name, o.shards, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "ccld-analyzer: %s\n", err);
@@ -253,6 +254,7 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+		fleet_analyzer_idle(fa);
 		now = now_ns();
 		/* entries a dead replica had read and not acknowledged */
 		if (now >= next_claim) {

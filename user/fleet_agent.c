@@ -13,6 +13,7 @@ struct fleet_agent {
 	unsigned nshards;
 	uint64_t records, encode_errors;
 	bool down;		/* the outage was reported */
+	uint64_t peak;		/* most records buffered during it */
 	uint8_t buf[AN_WIRE_MAX];
 };
 
@@ -70,16 +71,19 @@ void fleet_agent_tick(struct fleet_agent *a, FILE *log)
 
 	fs_flush(a->p);
 	fs_producer_stats(a->p, &st);
+	if (a->down && st.buffered > a->peak)
+		a->peak = st.buffered;
 	if (!st.connected && !a->down) {
 		a->down = true;
+		a->peak = st.buffered;
 		fprintf(log, "ccld-trace: %s unreachable (%s): buffering records\n",
 			a->url, st.last_error[0] ? st.last_error : "no connection");
 	} else if (st.connected && a->down) {
 		a->down = false;
 		fprintf(log, "ccld-trace: %s reachable again after %.1f s without a"
-			" connection: %" PRIu64 " records waiting, %" PRIu64
-			" dropped so far (buffer full)\n", a->url, st.gap_seconds,
-			st.buffered, st.dropped);
+			" connection: up to %" PRIu64 " records were buffered, %" PRIu64
+			" wait now, %" PRIu64 " dropped so far (buffer full)\n", a->url,
+			st.gap_seconds, a->peak, st.buffered, st.dropped);
 	}
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "an_wire.h"
@@ -11,10 +12,15 @@
 
 #define MAX_NODES	65536
 #define CLAIM_TTL_S	(7 * 24 * 3600)	/* a verdict is printed once a week at most */
+#define NODE_QUIET_NS	5000000000ull	/* a node silent this long holds no one back */
 
 struct node {
 	char *name;
 	int host;		/* an_host id */
+	uint64_t *tick;		/* [nshards] latest clock record per shard */
+	uint64_t wm;		/* all its records up to here have arrived */
+	uint64_t clock;		/* the clock given to the analyzer */
+	uint64_t seen_ns;	/* analyzer's monotonic time wm last moved */
 };
 
 struct fleet_analyzer {
@@ -176,16 +182,18 @@ void fleet_analyzer_free(struct fleet_analyzer *fa)
 	an_free(fa->an);
 	fs_close(fa->conn);
 	dedupe_free(&fa->dd);
-	for (i = 0; i < fa->nnodes; i++)
+	for (i = 0; i < fa->nnodes; i++) {
 		free(fa->nodes[i].name);
+		free(fa->nodes[i].tick);
+	}
 	free(fa->nodes);
 	free(fa->offset);
 	free(fa->last);
 	free(fa);
 }
 
-/* the analyzer host of node NAME, registered on first sight; -1 ENOMEM */
-static int node_host(struct fleet_analyzer *fa, const char *name)
+/* the node of NAME, registered on first sight; NULL on ENOMEM */
+static struct node *node_of(struct fleet_analyzer *fa, const char *name)
 {
 	struct node *n;
 	int64_t *o;
@@ -194,34 +202,119 @@ static int node_host(struct fleet_analyzer *fa, const char *name)
 
 	for (i = 0; i < fa->nnodes; i++)	/* nodes: hundreds; a map if it shows */
 		if (!strcmp(fa->nodes[i].name, name))
-			return fa->nodes[i].host;
+			return &fa->nodes[i];
 	if (fa->nnodes >= MAX_NODES)
-		return -1;
+		return NULL;
 	h = an_host(fa->an, name);
 	n = realloc(fa->nodes, (fa->nnodes + 1) * sizeof(*n));
 	if (h < 0 || !n)
-		return -1;
+		return NULL;
 	fa->nodes = n;
-	n[fa->nnodes].name = strdup(name);
-	if (!n[fa->nnodes].name)
-		return -1;
-	n[fa->nnodes++].host = h;
+	n += fa->nnodes;
+	memset(n, 0, sizeof(*n));
+	n->name = strdup(name);
+	n->tick = calloc(fa->o.nshards ? fa->o.nshards : 1, sizeof(*n->tick));
+	if (!n->name || !n->tick) {
+		free(n->name);
+		free(n->tick);
+		return NULL;
+	}
+	n->host = h;
+	fa->nnodes++;
 	if ((uint32_t)h >= fa->noffset) {
 		o = realloc(fa->offset, ((size_t)h + 1) * sizeof(*o));
 		if (!o)
-			return -1;
+			return NULL;
 		memset(o + fa->noffset, 0, ((size_t)h + 1 - fa->noffset) * sizeof(*o));
 		fa->offset = o;
 		fa->noffset = (uint32_t)h + 1;
 	}
-	return h;
+	return n;
+}
+
+/*
+ * A node's clock record arrived on SHARD.  Each shard stream holds the
+ * node's records in order, and the node sends its clock to every shard:
+ * the oldest of its latest ticks over the shards is a time up to which
+ * every record of the node has arrived.  Only that watermark goes to the
+ * analyzer: after an outage the shards catch up at different speeds, and a
+ * clock ahead of the records would make comms look stalled.
+ */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Across nodes, the same in wall-clock time: a node whose records arrive
+ * faster (after an outage its buffer may be flushed before another's)
+ * must not see the others' comms as stalled because their records are
+ * still on the way.  Each node's clock is held at the wall-clock time up
+ * to which every node that is still sending has delivered (each node's
+ * watermark through its realtime offset; NTP-level skew).  A node silent
+ * for NODE_QUIET_NS (dead, or cut off) holds no one back: its own stalls
+ * are what the others' clocks then show.
+ */
+static void advance_clocks(struct fleet_analyzer *fa)
+{
+	uint64_t now = mono_ns();
+	int64_t w = INT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < fa->nnodes; i++) {
+		const struct node *n = &fa->nodes[i];
+
+		if (n->wm && now - n->seen_ns < NODE_QUIET_NS &&
+		    (int64_t)n->wm + fa->offset[n->host] < w)
+			w = (int64_t)n->wm + fa->offset[n->host];
+	}
+	for (i = 0; i < fa->nnodes; i++) {
+		struct node *n = &fa->nodes[i];
+		uint64_t t = n->wm;
+
+		if (w != INT64_MAX && w - fa->offset[n->host] < (int64_t)t)
+			t = (uint64_t)(w - fa->offset[n->host]);
+		if (t > n->clock) {
+			n->clock = t;
+			an_clock(fa->an, (uint32_t)n->host, t);
+		}
+	}
+}
+
+static void node_clock(struct fleet_analyzer *fa, struct node *n, unsigned shard,
+		       uint64_t t)
+{
+	uint64_t wm = UINT64_MAX;
+	unsigned s, ns = fa->o.nshards ? fa->o.nshards : 1;
+
+	if (shard >= ns)
+		shard = 0;
+	if (t > n->tick[shard])
+		n->tick[shard] = t;
+	for (s = 0; s < ns; s++)
+		if (n->tick[s] < wm)
+			wm = n->tick[s];
+	if (wm <= n->wm)
+		return;
+	n->wm = wm;
+	n->seen_ns = mono_ns();
+	advance_clocks(fa);
+}
+
+void fleet_analyzer_idle(struct fleet_analyzer *fa)
+{
+	advance_clocks(fa);
 }
 
 int fleet_analyzer_record(void *ctx, const struct fs_record *r)
 {
 	struct fleet_analyzer *fa = ctx;
+	struct node *n;
 	char err[256];
-	int e, h;
+	int e;
 
 	if (!dedupe_first(&fa->dd, r->node, r->inst, r->seq, &e))
 		return e ? -1 : FS_ACK;
@@ -234,13 +327,16 @@ int fleet_analyzer_record(void *ctx, const struct fs_record *r)
 		fa->st.bad++;
 		return FS_ACK;
 	}
-	h = node_host(fa, r->node);
-	if (h < 0)
+	n = node_of(fa, r->node);
+	if (!n)
 		return -1;
-	if (fa->w.type == AW_CLOCK)
-		fa->offset[h] = fa->w.realtime_offset_ns;
-	an_wire_apply(fa->an, (uint32_t)h, &fa->w);
 	fa->st.records++;
+	if (fa->w.type == AW_CLOCK) {
+		fa->offset[n->host] = fa->w.realtime_offset_ns;
+		node_clock(fa, n, r->shard, fa->w.t_ns);
+		return FS_ACK;
+	}
+	an_wire_apply(fa->an, (uint32_t)n->host, &fa->w);
 	return FS_ACK;
 }
 

@@ -21,6 +21,8 @@ struct fleet_analyzer_opts {
 	const char *url;	/* Redis, for claims and the verdict stream */
 	FILE *out;
 	bool json;
+	unsigned nshards;	/* shard streams read: a node's clock is the
+				 * oldest tick it delivered on any of them */
 	struct an_config an;
 };
 
@@ -39,6 +41,9 @@ struct fleet_analyzer_stats {
 struct fleet_analyzer *fleet_analyzer_new(const struct fleet_analyzer_opts *o,
 					  char *err, size_t errlen);
 void fleet_analyzer_free(struct fleet_analyzer *fa);
+
+/* Between reads: a node that went quiet stops holding the others' clocks. */
+void fleet_analyzer_idle(struct fleet_analyzer *fa);
 
 /* fs_record_fn: applies one record (FS_ACK), or -1 on out of memory. */
 int fleet_analyzer_record(void *ctx, const struct fs_record *r);

@@ -15,12 +15,17 @@ ANALYZER=$BIN/ccld-analyzer
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL=redis://127.0.0.1:$PORT
-redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-	>"$TMP/redis.log" 2>&1 &
-REDIS=$!
-at_exit "kill $REDIS"
-WAIT_S=10 wait_for redis-cli -p "$PORT" ping >/dev/null 2>&1 ||
-	fail "redis-server did not start: $(cat "$TMP/redis.log")"
+mkdir -p "$TMP/redis"
+# an append-only file: a restarted server (the outage scenario) keeps the streams
+start_redis() {
+	redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly yes \
+		--dir "$TMP/redis" >>"$TMP/redis.log" 2>&1 &
+	REDIS=$!
+	at_exit "kill $REDIS"
+	WAIT_S=10 wait_for redis-cli -p "$PORT" ping >/dev/null 2>&1 ||
+		fail "redis-server did not start: $(cat "$TMP/redis.log")"
+}
+start_redis
 
 # a wrong or unreachable URL: exit 1 and one line naming the URL
 for bad in "redis://127.0.0.1:1" "http://x"; do
@@ -35,13 +40,20 @@ for bad in "redis://127.0.0.1:1" "http://x"; do
 done
 echo "bad URLs: one clear line each"
 
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+MPORT_A=$(free_port)
+MPORT_AN=$(free_port)
+
 # start_fleet NAME: the two agents and the analyzer for the job in $TMP/pids
+# (agent A and the analyzer serve /metrics on MPORT_A, MPORT_AN)
 start_fleet() {
 	local name=$1 a b
 	a=$(awk '$1 < 4 {print $2}' "$TMP/pids" | paste -sd,)
 	b=$(awk '$1 >= 4 {print $2}' "$TMP/pids" | paste -sd,)
 	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeA --shards $SHARDS -p "$a" \
-		--stall "$STALL" 2>"$TMP/$name.agentA" &
+		--stall "$STALL" --metrics "127.0.0.1:$MPORT_A" 2>"$TMP/$name.agentA" &
 	AGENT_A=$!
 	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeB --shards $SHARDS -p "$b" \
 		--stall "$STALL" 2>"$TMP/$name.agentB" &
@@ -56,7 +68,7 @@ start_fleet() {
 
 start_analyzer() {
 	"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS \
-		--name an1 >>"$TMP/$1.jsonl" 2>>"$TMP/$1.aerr" &
+		--name an1 --metrics "127.0.0.1:$MPORT_AN" >>"$TMP/$1.jsonl" 2>>"$TMP/$1.aerr" &
 	AN=$!
 	at_exit "kill -9 $AN"
 }
@@ -143,4 +155,54 @@ slow_restart() {
 	echo "$name: ok (analyzer killed and restarted; $applied of $sent records applied)"
 }
 slow_restart
+
+# Redis stopped for 10 s while rank 2 hangs in CPU code, then restarted:
+# the agents buffer, report the gap, and the verdict comes.  /metrics of an
+# agent and of the analyzer parse as Prometheus text with the numbers.
+outage() {
+	local name=outage
+	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
+		--hang 2:150 --wait-start "$TMP/go"
+	rank_pids 8 >/dev/null
+	start_fleet "$name"
+	touch "$TMP/go"
+	sleep 3
+	curl -sf "http://127.0.0.1:$MPORT_A/metrics" >"$TMP/agent.prom" ||
+		fail "no /metrics from the agent"
+	curl -sf "http://127.0.0.1:$MPORT_AN/metrics" >"$TMP/analyzer.prom" ||
+		fail "no /metrics from the analyzer"
+	python3 "$TOP/tests/fleet/prom_parse.py" "$TMP/agent.prom" >"$TMP/agent.samples" ||
+		fail "agent /metrics does not parse"
+	python3 "$TOP/tests/fleet/prom_parse.py" "$TMP/analyzer.prom" >"$TMP/analyzer.samples" ||
+		fail "analyzer /metrics does not parse"
+	for m in ccld_collectives_total ccld_bytes_total ccld_inflight_age_seconds \
+		 ccld_agent_processes ccld_agent_events_total ccld_agent_fleet_records_total; do
+		grep -q "^$m " "$TMP/agent.samples" || fail "agent /metrics lacks $m"
+	done
+	grep -Eq '^ccld_agent_processes \{\} 4(\.0)?$' "$TMP/agent.samples" ||
+		fail "agent A should trace 4 processes: $(grep processes "$TMP/agent.samples")"
+	for m in ccld_analyzer_records_total ccld_analyzer_lag_entries ccld_analyzer_verdicts_total; do
+		grep -q "^$m " "$TMP/analyzer.samples" || fail "analyzer /metrics lacks $m"
+	done
+	redis-cli -p "$PORT" shutdown >/dev/null 2>&1
+	wait "$REDIS" 2>/dev/null
+	sleep 10
+	start_redis
+	WAIT_S=$((STALL + 40)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict after the outage: $(cat "$TMP/$name.aerr" "$TMP/$name.agentA")"
+	sleep 1
+	stop_agents "$name"
+	stop_job "$JOB"
+	stop_analyzer "$name"
+	grep -q "unreachable" "$TMP/$name.agentA" && grep -q "reachable again after" "$TMP/$name.agentA" ||
+		fail "$name: the agent did not report the outage: $(cat "$TMP/$name.agentA")"
+	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--stall "$STALL" --hosts nodeA:0-3,nodeB:4-7 --class H1 --culprits 2 --kind tp ||
+		fail "$name: wrong verdict"
+	echo "$name: ok ($(grep -h "reachable again" "$TMP/$name.agentA"))"
+}
+outage
 echo "ok: the fleet analyzer named class, communicator, round, culprit and node"
