@@ -163,6 +163,13 @@ $(OUT)/tests/bench/bench_locator: tests/bench/bench_locator.c tests/unit/splitmi
 	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Ianalyzer -o $@ $(filter %.c,$^) -lm
 bench-build: $(OUT)/tests/bench/bench_locator
 
+# fleet load generator (tests/bench/fleet_load.sh): synthetic agents
+$(OUT)/tests/bench/fleet_load: tests/bench/fleet_load.c $(LIBCCLD)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBCCLD) $(LIBS)
+bench-build: $(OUT)/tests/bench/fleet_load
+
 # ---- top-level jobs -----------------------------------------------------
 deps:
 	$(Q)deploy/install-deps.sh

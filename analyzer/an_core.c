@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Analyzer inputs: hosts, processes, comm ranks and the per-rank state. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "an_int.h"
@@ -703,6 +704,27 @@ void an_snapshot(struct an *an, const struct an_key *k,
 	r->tierc = 1;
 	/* a snapshot is a look, not progress: only the picture changes */
 	an_comm_get(an, k->comm, 0, false)->version++;
+}
+
+void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
+		   const char *value)
+{
+	uint32_t i;
+
+	an->stats.records++;
+	if (host >= an->nhosts || kind < AN_LABEL_POD || kind > AN_LABEL_CONTAINER ||
+	    !(i = proc_get(an, host, pid, true))) {
+		an->stats.rejected++;
+		return;
+	}
+	snprintf(an->procs[i - 1].label[kind - 1], AN_LABEL_MAX, "%s", value);
+}
+
+const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid)
+{
+	uint32_t i = proc_get((struct an *)an, host, pid, false);
+
+	return i ? &an->procs[i - 1] : NULL;
 }
 
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,

@@ -50,10 +50,17 @@ static void culprits(const struct an *an, const struct an_verdict *v,
 	json_key(b, "culprits");
 	json_arr_open(b);
 	for (i = 0; i < v->ncul; i++) {
+		static const char *const keys[] = { "pod", "namespace", "container" };
+		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
+		int k;
+
 		json_obj_open(b);
 		json_kv_i64(b, "rank", v->cul[i].rank);
 		json_kv_str(b, "host", an_host_name(an, v->cul[i].host));
 		json_kv_u64(b, "pid", v->cul[i].pid);
+		for (k = 0; p && k < 3; k++)
+			if (p->label[k][0])
+				json_kv_str(b, keys[k], p->label[k]);
 		json_obj_close(b);
 	}
 	json_arr_close(b);

@@ -128,6 +128,7 @@ struct an_proc {
 	struct an_done { uint64_t comm, t_launch, t_done; } done[AN_DONE_RING];
 	uint32_t ndone;
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
+	char label[3][AN_LABEL_MAX];	/* pod, namespace, container; "" */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
 	bool gpu_known;
@@ -162,6 +163,7 @@ struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 			    bool create);
 struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
+const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
 void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 	      size_t elem);

@@ -184,6 +184,19 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put8(&b, w->proc_state);
 		put32(&b, w->exit_status);
 		break;
+	case AW_LABEL: {
+		size_t n = strnlen(w->label, sizeof(w->label));
+
+		if (n >= sizeof(w->label) || w->label_kind < AN_LABEL_POD ||
+		    w->label_kind > AN_LABEL_CONTAINER)
+			return -EINVAL;
+		put32(&b, w->k.pid);
+		put8(&b, w->label_kind);
+		put8(&b, n);
+		for (i = 0; i < n; i++)
+			put8(&b, (uint8_t)w->label[i]);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -254,6 +267,23 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			b.bad = true;
 		w->proc_state = (enum an_proc_state)st;
 		break;
+	case AW_LABEL: {
+		uint8_t kind, n;
+
+		w->k.pid = get32(&b);
+		kind = get8(&b);
+		n = get8(&b);
+		if (kind < AN_LABEL_POD || kind > AN_LABEL_CONTAINER || n >= AN_LABEL_MAX)
+			b.bad = true;
+		for (i = 0; i < n && !b.bad; i++) {
+			w->label[i] = (char)get8(&b);
+			if (!w->label[i])
+				b.bad = true;
+		}
+		w->label[b.bad ? 0 : n] = '\0';
+		w->label_kind = (enum an_label)kind;
+		break;
+	}
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
 		return -EINVAL;
@@ -305,6 +335,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_PROC:
 		an_proc_state(an, host, w->k.pid, w->proc_state, w->exit_status, w->t_ns);
+		break;
+	case AW_LABEL:
+		an_proc_label(an, host, w->k.pid, w->label_kind, w->label);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -33,6 +33,7 @@ enum an_wire_type {
 	AW_PROGRESS,		/* an_progress */
 	AW_SNAPSHOT,		/* an_snapshot */
 	AW_PROC,		/* an_proc_state */
+	AW_LABEL,		/* an_proc_label */
 	AW_TYPE_MAX,
 };
 
@@ -48,6 +49,8 @@ struct an_wire {
 	int64_t upto;		/* AW_COMPLETE_UPTO */
 	enum an_proc_state proc_state;	/* AW_PROC */
 	int32_t exit_status;
+	enum an_label label_kind;	/* AW_LABEL (k.pid) */
+	char label[AN_LABEL_MAX];	/* NUL-terminated, no NUL inside */
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

@@ -189,6 +189,13 @@ void an_snapshot(struct an *an, const struct an_key *k,
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		   enum an_proc_state st, int exit_status, uint64_t t_ns);
 
+/* Where a process runs (Kubernetes pod, namespace, container): shown with
+ * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */
+#define AN_LABEL_MAX	64
+enum an_label { AN_LABEL_POD = 1, AN_LABEL_NAMESPACE, AN_LABEL_CONTAINER };
+void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
+		   const char *value);
+
 struct an_stats {
 	uint64_t records;	/* inputs fed */
 	uint64_t rejected;	/* inputs that named nothing known or were bad */

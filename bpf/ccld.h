@@ -89,6 +89,7 @@ enum ccld_ev_type {
 	CCLD_EV_LOST,		/* ring buffer drops noticed: u.lost */
 	CCLD_EV_TICK,		/* the host's clock, every 250 ms: ts_ns = now */
 	CCLD_EV_PROC_STATE,	/* /proc state letter changed: u.proc.state */
+	CCLD_EV_PROC_LABEL,	/* where the process runs (Kubernetes): u.label */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -199,6 +200,13 @@ struct ccld_proc {		/* CCLD_EV_PROC_ATTACH / _EXIT / _STATE */
 	char name[32];		/* /proc/PID/comm */
 };
 
+enum ccld_label_kind { CCLD_LABEL_POD = 1, CCLD_LABEL_NAMESPACE, CCLD_LABEL_CONTAINER };
+
+struct ccld_label {		/* CCLD_EV_PROC_LABEL, one per kind */
+	__u8 kind;		/* enum ccld_label_kind */
+	char value[63];		/* NUL-terminated */
+};
+
 struct ccld_lost {		/* CCLD_EV_LOST */
 	__u64 main_drops;	/* cumulative, all CPUs */
 	__u64 rare_drops;
@@ -223,6 +231,7 @@ struct ccld_event {
 		struct ccld_proxy proxy;
 		struct ccld_proc proc;
 		struct ccld_lost lost;
+		struct ccld_label label;
 		__u8 raw[64];
 	} u;
 	__u64 thread;		/* CCLD_EV_PROXY from BPF: pthread_t (x86-64 fsbase) */

@@ -22,7 +22,8 @@
 static const char usage[] =
 "Usage: ccld-analyzer --redis URL [--json] [--stall SEC] [--hang SEC]\n"
 "                     [--slow-window SEC] [--shards N] [--group NAME]\n"
-"                     [--name NAME] [--metrics [ADDR:]PORT] [--duration SEC]\n"
+"                     [--name NAME] [--replica I/N] [--metrics [ADDR:]PORT]\n"
+"                     [--duration SEC]\n"
 "\n"
 "Diagnose hangs and slowdowns of jobs traced by `ccld-trace daemon` agents\n"
 "on many nodes: reads their records from Redis Streams (a consumer group),\n"
@@ -37,6 +38,8 @@ static const char usage[] =
 "      --group NAME      consumer group (default ccld-analyzer)\n"
 "      --name NAME       consumer name; a restart under the same name gets\n"
 "                        back what it had read (default: the host name)\n"
+"      --replica I/N     this is replica I (0..N-1) of N: it reads shards\n"
+"                        I, I+N, I+2N... (each replica its own part)\n"
 "      --metrics [ADDR:]PORT  Prometheus /metrics on this address\n"
 "  -d, --duration SEC    stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
 "  -h, --help            this text\n"
@@ -44,7 +47,7 @@ static const char usage[] =
 "Exit status: 0 normal, 1 error, 2 bad usage.\n";
 
 enum { OPT_STALL = 256, OPT_HANG, OPT_SLOW_WINDOW, OPT_SHARDS, OPT_GROUP, OPT_NAME,
-       OPT_METRICS };
+       OPT_METRICS, OPT_REPLICA };
 
 static const struct option long_opts[] = {
 	{ "redis", required_argument, NULL, 'r' },
@@ -56,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "replica", required_argument, NULL, OPT_REPLICA },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -64,7 +68,7 @@ static const struct option long_opts[] = {
 struct opts {
 	const char *url, *group, *name, *metrics;
 	bool json;
-	unsigned shards;
+	unsigned shards, part, nparts;
 	double stall_s, hang_s, slow_window_s, duration_s;
 };
 
@@ -97,12 +101,13 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	static char host[256];
 	unsigned long n;
-	char *end;
+	char *end, junk;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->group = "ccld-analyzer";
 	o->shards = FLEET_DEFAULT_SHARDS;
+	o->nparts = 1;
 	if (gethostname(host, sizeof(host) - 1))
 		snprintf(host, sizeof(host), "analyzer");
 	o->name = host;
@@ -132,6 +137,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_METRICS:
 			o->metrics = optarg;
 			break;
+		case OPT_REPLICA:
+			if (sscanf(optarg, "%u/%u%c", &o->part, &o->nparts, &junk) != 2 ||
+			    o->nparts < 1 || o->part >= o->nparts)
+				return bad_usage("bad --replica I/N (0 <= I < N): '%s'", optarg);
+			break;
 		case 'd':
 		case OPT_STALL:
 		case OPT_HANG:
@@ -150,6 +160,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
 	if (!o->url)
 		return bad_usage("%s", "--redis URL is required");
+	if (o->nparts > o->shards)
+		return bad_usage("%s", "--replica: more replicas than --shards");
 	return 0;
 }
 
@@ -203,12 +215,13 @@ int main(int argc, char **argv)
 	fo.url = o.url;
 	fo.out = stdout;
 	fo.json = o.json;
-	fo.nshards = o.shards;
-	c = fs_consumer_new(o.url, o.group, o.name, o.shards, err, sizeof(err));
+	c = fs_consumer_new_part(o.url, o.group, o.name, o.shards, o.part, o.nparts, err,
+				 sizeof(err));
 	if (!c) {
 		fprintf(stderr, "ccld-analyzer: %s\n", err);
 		return 1;
 	}
+	fo.nshards = fs_consumer_nshards(c);
 	fa = fleet_analyzer_new(&fo, err, sizeof(err));
 	if (!fa) {
 		fprintf(stderr, "ccld-analyzer: %s\n", err);
@@ -216,7 +229,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.metrics) {
-		am = analyzer_metrics_new(o.metrics, o.shards, err, sizeof(err));
+		am = analyzer_metrics_new(o.metrics, fs_consumer_nshards(c), err, sizeof(err));
 		if (!am) {
 			fprintf(stderr, "ccld-analyzer: %s\n", err);
 			rc = 1;
@@ -235,7 +248,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "ccld-analyzer: %d records in the streams read; consuming %u"
-		" shards of %s as %s/%s\n", n, o.shards, o.url, o.group, o.name);
+		" of %u shards of %s as %s/%s\n", n, fs_consumer_nshards(c), o.shards, o.url,
+		o.group, o.name);
 	start = now_ns();
 	next_claim = start + 1000000000ull;
 	next_metrics = start;

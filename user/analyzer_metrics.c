@@ -100,7 +100,7 @@ void analyzer_metrics_update(struct analyzer_metrics *am,
 	if (fs_consumer_lag(c, am->lag))
 		return;
 	for (i = 0; i < am->nshards; i++) {
-		snprintf(shard, sizeof(shard), "%u", i);
+		snprintf(shard, sizeof(shard), "%u", fs_consumer_shard(c, i));
 		metrics_set_l(am->m, "ccld_analyzer_lag_entries", (double)am->lag[i].lag,
 			      (const char *const[]){ "shard", shard, NULL });
 		metrics_set_l(am->m, "ccld_analyzer_pending_entries",

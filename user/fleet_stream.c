@@ -482,7 +482,8 @@ struct fs_producer {
 	uint64_t accepted, sent, dropped, reconnects, errors;
 };
 
-static char (*make_keys(unsigned n))[KEY_LEN]
+/* keys of shards FIRST, FIRST + STEP, ... (N of them) */
+static char (*make_keys_step(unsigned n, unsigned first, unsigned step))[KEY_LEN]
 {
 	char (*k)[KEY_LEN] = calloc(n, KEY_LEN);
 	unsigned i;
@@ -490,8 +491,13 @@ static char (*make_keys(unsigned n))[KEY_LEN]
 	if (!k)
 		return NULL;
 	for (i = 0; i < n; i++)
-		snprintf(k[i], KEY_LEN, FS_STREAM_PREFIX "%u", i);
+		snprintf(k[i], KEY_LEN, FS_STREAM_PREFIX "%u", first + i * step);
 	return k;
+}
+
+static char (*make_keys(unsigned n))[KEY_LEN]
+{
+	return make_keys_step(n, 0, 1);
 }
 
 static uint64_t make_inst(void)
@@ -849,7 +855,8 @@ struct shard {
 struct fs_consumer {
 	struct link l;
 	char *group, *name;
-	unsigned nshards;
+	unsigned nshards;	/* shards this consumer reads */
+	unsigned first, step;	/* local shard i is stream first + i * step */
 	char (*keys)[KEY_LEN];
 	struct shard *sh;
 	struct fs_consumer_stats st;
@@ -914,7 +921,26 @@ struct fs_consumer *fs_consumer_new(const char *url, const char *group,
 				    const char *name, unsigned nshards,
 				    char *err, size_t errlen)
 {
+	return fs_consumer_new_part(url, group, name, nshards, 0, 1, err, errlen);
+}
+
+unsigned fs_consumer_nshards(const struct fs_consumer *c)
+{
+	return c->nshards;
+}
+
+unsigned fs_consumer_shard(const struct fs_consumer *c, unsigned i)
+{
+	return c->first + i * c->step;
+}
+
+struct fs_consumer *fs_consumer_new_part(const char *url, const char *group,
+					 const char *name, unsigned nshards,
+					 unsigned part, unsigned nparts,
+					 char *err, size_t errlen)
+{
 	struct fs_consumer *c;
+	unsigned mine;
 
 	if (!group || !*group || !name || !*name) {
 		put_err(err, errlen, "fleet consumer: empty group or consumer name");
@@ -925,22 +951,30 @@ struct fs_consumer *fs_consumer_new(const char *url, const char *group,
 			FS_MAX_SHARDS);
 		return NULL;
 	}
+	if (nparts < 1 || part >= nparts || nparts > nshards) {
+		put_err(err, errlen, "fleet consumer: part %u of %u with %u shards (each"
+			" part needs a shard)", part, nparts, nshards);
+		return NULL;
+	}
+	mine = (nshards - part + nparts - 1) / nparts;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		put_err(err, errlen, "fleet consumer: out of memory");
 		return NULL;
 	}
+	c->first = part;
+	c->step = nparts;
 	if (link_init(&c->l, url, err, errlen))
 		goto fail;
 	c->group = strdup(group);
 	c->name = strdup(name);
-	c->keys = make_keys(nshards);
-	c->sh = calloc(nshards, sizeof(*c->sh));
+	c->keys = make_keys_step(mine, part, nparts);
+	c->sh = calloc(mine, sizeof(*c->sh));
 	if (!c->group || !c->name || !c->keys || !c->sh) {
 		put_err(err, errlen, "fleet consumer: out of memory");
 		goto fail;
 	}
-	c->nshards = nshards;
+	c->nshards = mine;
 	if (consumer_open(c)) {
 		put_err(err, errlen, "%s", c->l.err);
 		goto fail;
@@ -1198,6 +1232,9 @@ static int key_shard(const struct fs_consumer *c, const redisReply *r)
 			return -1;
 		v = v * 10 + (r->str[i] - '0');
 	}
+	if (v < c->first || (v - c->first) % c->step)
+		return -1;
+	v = (v - c->first) / c->step;
 	return v < c->nshards ? (int)v : -1;
 }
 

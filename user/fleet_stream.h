@@ -189,6 +189,20 @@ struct fs_consumer *fs_consumer_new(const char *url, const char *group,
 				    const char *name, unsigned nshards,
 				    char *err, size_t errlen);
 /*
+ * The same for a replica that reads only part PART of NPARTS of the shards:
+ * streams PART, PART + NPARTS, ...  Records' `shard` and the arrays of
+ * fs_consumer_lag are then indexes among these (fs_consumer_shard maps an
+ * index to its stream number).
+ */
+struct fs_consumer *fs_consumer_new_part(const char *url, const char *group,
+					 const char *name, unsigned nshards,
+					 unsigned part, unsigned nparts,
+					 char *err, size_t errlen);
+/* Shards this consumer reads, and the stream number of index I. */
+unsigned fs_consumer_nshards(const struct fs_consumer *c);
+unsigned fs_consumer_shard(const struct fs_consumer *c, unsigned i);
+
+/*
  * Delivers records to CB: first this consumer's own pending entries (after
  * start or reconnect: XREADGROUP with ID 0), then new ones (ID ">"),
  * waiting at most TIMEOUT_MS for them (0: do not wait).  Entries whose CB

@@ -396,6 +396,15 @@ const struct host_info *pipeline_host(const struct pipeline *p, uint32_t id)
 void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
 {
 	state_feed(p->st, host, ev);
+	if (ev->type == CCLD_EV_PROC_LABEL) {
+		struct an_wire *w = wire(p, AW_LABEL, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		w->label_kind = (enum an_label)ev->u.label.kind;
+		snprintf(w->label, sizeof(w->label), "%.*s", (int)sizeof(ev->u.label.value),
+			 ev->u.label.value);
+		feed_an(p, host);
+	}
 	/* the analyzer's clock is the records' clock: replay == live */
 	if (ev->type == CCLD_EV_TICK) {
 		wire(p, AW_CLOCK, ev->ts_ns)->realtime_offset_ns =

@@ -27,6 +27,7 @@
 #include "proxy.skel.h"
 #include "proxy_live.h"
 #include "agent_metrics.h"
+#include "proclabels.h"
 #include "fleet_agent.h"
 #include "tracer.h"
 
@@ -210,6 +211,28 @@ static void mark_seen(struct tracer *t, pid_t pid, bool seen)
 		bpf_map_delete_elem(fd, &key);
 }
 
+/* Where PID runs (pod, namespace, container), one PROC_LABEL record each. */
+static void emit_labels(struct tracer *t, pid_t pid, uint64_t ts)
+{
+	struct proc_labels l;
+	const char *v[3];
+	struct ccld_event ev;
+	int k;
+
+	proc_labels_read(pid, &l);
+	v[0] = l.pod;
+	v[1] = l.ns;
+	v[2] = l.container;
+	for (k = 0; k < 3; k++) {
+		if (!v[k][0])
+			continue;
+		synth(&ev, CCLD_EV_PROC_LABEL, pid, ts);
+		ev.u.label.kind = (__u8)(CCLD_LABEL_POD + k);
+		snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%s", v[k]);
+		emit(t, &ev);
+	}
+}
+
 /* Starts following PID: a PROC_ATTACH record, then exit/stop checks. */
 static struct tracked *track(struct tracer *t, pid_t pid, uint64_t ts)
 {
@@ -238,6 +261,7 @@ static struct tracked *track(struct tracer *t, pid_t pid, uint64_t ts)
 	ev.u.proc.layout_slot = ~0u;
 	read_comm_name(pid, ev.u.proc.name, sizeof(ev.u.proc.name));
 	emit(t, &ev);
+	emit_labels(t, pid, ts);
 	return p;
 }
 

@@ -205,4 +205,65 @@ outage() {
 	echo "$name: ok ($(grep -h "reachable again" "$TMP/$name.agentA"))"
 }
 outage
+
+# two analyzer replicas split the shards (--replica 0/2, 1/2): the one that
+# reads the world comm's shard names the count mismatch; no verdict is
+# printed by both (a cascade whose root is in the other replica's shards is
+# a root there: docs/fleet.md "Replicas")
+replicas() {
+	local name=replicas a b
+	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
+		--mismatch 3:20:count --wait-start "$TMP/go"
+	rank_pids 8 >/dev/null
+	a=$(awk '$1 < 4 {print $2}' "$TMP/pids" | paste -sd,)
+	b=$(awk '$1 >= 4 {print $2}' "$TMP/pids" | paste -sd,)
+	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeA --shards $SHARDS -p "$a" \
+		--stall "$STALL" 2>"$TMP/$name.agentA" &
+	AGENT_A=$!
+	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeB --shards $SHARDS -p "$b" \
+		--stall "$STALL" 2>"$TMP/$name.agentB" &
+	AGENT_B=$!
+	at_exit "kill -9 $AGENT_A $AGENT_B"
+	local r pids=()
+	for r in 0 1; do
+		"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS \
+			--name "rep$r" --replica "$r/2" >"$TMP/$name.$r.jsonl" 2>"$TMP/$name.$r.err" &
+		pids+=($!)
+		at_exit "kill -9 $!"
+	done
+	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/$name.agentA" ||
+		fail "agent A did not start: $(cat "$TMP/$name.agentA")"
+	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/$name.agentB" ||
+		fail "agent B did not start: $(cat "$TMP/$name.agentB")"
+	touch "$TMP/go"
+	WAIT_S=$((STALL + 40)) wait_for grep -qs '"class":"H2","role":"root"' \
+		"$TMP/$name.0.jsonl" "$TMP/$name.1.jsonl" ||
+		fail "$name: no H2 verdict: $(cat "$TMP/$name".*.err)"
+	sleep 1
+	stop_agents "$name"
+	stop_job "$JOB"
+	sleep 1
+	kill -INT "${pids[@]}"
+	wait "${pids[0]}" && wait "${pids[1]}" || fail "$name: an analyzer failed: $(cat "$TMP/$name".*.err)"
+	python3 - "$TMP/$name.0.jsonl" "$TMP/$name.1.jsonl" "$TMP/pids" <<'PY' || fail "$name: wrong"
+import json, sys
+out = [[json.loads(l) for l in open(f) if l.strip()] for f in sys.argv[1:3]]
+pid3 = [int(l.split()[1]) for l in open(sys.argv[3]) if l.split()[0] == "3"][0]
+h2 = [(i, v) for i in (0, 1) for v in out[i] if v.get("class") == "H2" and v.get("role") == "root"]
+assert h2, "no H2 root verdict"
+i, v = h2[0]
+assert [c["pid"] for c in v["culprits"]] == [pid3], v
+assert len({i for i, _ in h2}) == 1, "both replicas printed the H2 verdict"
+keys = [{(x["comm"], x["seq"], x["class"], x.get("update", False), json.dumps(x["culprits"]))
+         for x in o if x.get("type") == "verdict"} for o in out]
+both = keys[0] & keys[1]
+assert not both, f"printed by both replicas: {both}"
+print(f"ok: replica {i} named rank 3 (pid {pid3}); {len(out[0])} + {len(out[1])} lines, none twice")
+PY
+	echo "$name: ok"
+}
+replicas
 echo "ok: the fleet analyzer named class, communicator, round, culprit and node"

@@ -6,7 +6,7 @@ proxy progress and a snapshot, clocks and process states."""
 import struct
 import sys
 
-CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC = range(1, 10)
+CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL = range(1, 11)
 
 
 def hdr(t, ts):
@@ -52,6 +52,8 @@ def job(nranks, t0, hang_rank=-1):
     out += rec(hdr(SNAPSHOT, t0 + 1_000_000_000) + key(100, comm, 0, nranks)
                + struct.pack("<H", 2) + prog(3, step=0) + prog(4, step=0))
     out += rec(hdr(PROC, t0 + 2_000_000_000) + struct.pack("<IBi", 101, 1, 0))
+    for kind, value in ((1, b"trainer-0"), (2, b"team"), (3, b"0123456789ab")):
+        out += rec(hdr(LABEL, t0) + struct.pack("<IBB", 100 + kind, kind, len(value)) + value)
     out += rec(hdr(GONE, t0 + 3_000_000_000) + key(103, comm, 3, nranks))
     for k in range(40):
         out += rec(hdr(CLOCK, t0 + 3_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
