@@ -11,11 +11,7 @@ struct agent_metrics {
 	struct metrics *m;
 };
 
-static const struct {
-	const char *name;
-	enum metric_type type;
-	const char *help;
-} families[] = {
+static const struct metric_family families[] = {
 	{ "ccld_collectives_total", METRIC_COUNTER,
 	  "Collective and p2p calls per communicator and rank." },
 	{ "ccld_bytes_total", METRIC_COUNTER,
@@ -42,20 +38,16 @@ static const struct {
 struct agent_metrics *agent_metrics_new(const char *addr, char *err, size_t errlen)
 {
 	struct agent_metrics *am = calloc(1, sizeof(*am));
-	size_t i;
-
 	if (!am || !(am->m = metrics_new())) {
 		snprintf(err, errlen, "metrics: out of memory");
 		agent_metrics_free(am);
 		return NULL;
 	}
-	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		if (metrics_declare(am->m, families[i].name, families[i].type,
-				    families[i].help)) {
-			snprintf(err, errlen, "metrics: cannot declare %s", families[i].name);
-			agent_metrics_free(am);
-			return NULL;
-		}
+	if (metrics_declare_all(am->m, families, sizeof(families) / sizeof(families[0]),
+				err, errlen)) {
+		agent_metrics_free(am);
+		return NULL;
+	}
 	if (metrics_start(am->m, addr, err, errlen)) {
 		agent_metrics_free(am);
 		return NULL;

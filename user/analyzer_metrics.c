@@ -13,11 +13,7 @@ struct analyzer_metrics {
 	struct fs_lag *lag;
 };
 
-static const struct {
-	const char *name;
-	enum metric_type type;
-	const char *help;
-} families[] = {
+static const struct metric_family families[] = {
 	{ "ccld_analyzer_records_total", METRIC_COUNTER,
 	  "Agent records applied to the analyzer." },
 	{ "ccld_analyzer_duplicates_total", METRIC_COUNTER,
@@ -42,8 +38,6 @@ struct analyzer_metrics *analyzer_metrics_new(const char *addr, unsigned nshards
 					      char *err, size_t errlen)
 {
 	struct analyzer_metrics *am = calloc(1, sizeof(*am));
-	size_t i;
-
 	if (!am || !(am->m = metrics_new()) ||
 	    !(am->lag = calloc(nshards, sizeof(*am->lag)))) {
 		snprintf(err, errlen, "metrics: out of memory");
@@ -51,13 +45,11 @@ struct analyzer_metrics *analyzer_metrics_new(const char *addr, unsigned nshards
 		return NULL;
 	}
 	am->nshards = nshards;
-	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		if (metrics_declare(am->m, families[i].name, families[i].type,
-				    families[i].help)) {
-			snprintf(err, errlen, "metrics: cannot declare %s", families[i].name);
-			analyzer_metrics_free(am);
-			return NULL;
-		}
+	if (metrics_declare_all(am->m, families, sizeof(families) / sizeof(families[0]),
+				err, errlen)) {
+		analyzer_metrics_free(am);
+		return NULL;
+	}
 	if (metrics_start(am->m, addr, err, errlen)) {
 		analyzer_metrics_free(am);
 		return NULL;

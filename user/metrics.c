@@ -290,6 +290,20 @@ static struct family *find_family(struct metrics *m, const char *name)
 	return NULL;
 }
 
+int metrics_declare_all(struct metrics *m, const struct metric_family *f, size_t n,
+			char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (metrics_declare(m, f[i].name, f[i].type, f[i].help)) {
+			snprintf(err, errlen, "metrics: cannot declare %s: %s", f[i].name,
+				 strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
 int metrics_declare(struct metrics *m, const char *name,
 		    enum metric_type type, const char *help)
 {

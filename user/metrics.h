@@ -42,6 +42,15 @@ void metrics_free(struct metrics *m);
 int metrics_declare(struct metrics *m, const char *name,
 		    enum metric_type type, const char *help);
 
+/* Declares N families from a table; 0, or -1 with ERR naming the one that failed. */
+struct metric_family {
+	const char *name;
+	enum metric_type type;
+	const char *help;
+};
+int metrics_declare_all(struct metrics *m, const struct metric_family *f, size_t n,
+			char *err, size_t errlen);
+
 /*
  * Sets (metrics_set) or increases (metrics_add) the sample of family NAME
  * with label set LABELS, creating it at 0 first if needed.  LABELS is in
