@@ -45,3 +45,8 @@ if [ -x build/tests/bench/bench_capture ]; then
 	echo "capture file reader/writer:"
 	build/tests/bench/bench_capture | sed 's/^/  /'
 fi
+# 4. fleet: 4 synthetic agents x 64 ranks x 100 rounds/s into one analyzer
+if [ -x build/tests/bench/fleet_load ] && command -v redis-server >/dev/null; then
+	echo "fleet load (tests/bench/fleet_load.py):"
+	python3 tests/bench/fleet_load.py | sed 's/^/  /'
+fi

@@ -99,9 +99,20 @@ void proc_labels_read(pid_t pid, struct proc_labels *l)
 	n = read_file(path, buf, sizeof(buf));
 	if (n > 0)
 		env_value(buf, (size_t)n, "HOSTNAME", l->pod, sizeof(l->pod));
+	/*
+	 * /var/run is usually a symlink to /run, and an absolute link under
+	 * /proc/PID/root resolves against our root, not the container's:
+	 * /run first, then /var/run for images where it is a directory.
+	 */
 	snprintf(path, sizeof(path),
-		 "/proc/%d/root/var/run/secrets/kubernetes.io/serviceaccount/namespace", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) > 0) {
+		 "/proc/%d/root/run/secrets/kubernetes.io/serviceaccount/namespace", (int)pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n <= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root/var/run/secrets/kubernetes.io/"
+			 "serviceaccount/namespace", (int)pid);
+		n = read_file(path, buf, sizeof(buf));
+	}
+	if (n > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		snprintf(l->ns, sizeof(l->ns), "%.*s", PROC_LABEL_MAX, buf);
 	}

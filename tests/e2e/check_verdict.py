@@ -119,7 +119,21 @@ def main():
         errs.append(f"comm {comm} does not hold the culprits")
     if a.kind and kind_of(comm) != a.kind:
         errs.append(f"comm {comm} is a {kind_of(comm)} communicator, expected {a.kind}")
-    if a.seq == "auto" and v.get("p2p"):
+    if a.seq == "auto" and v.get("p2p") and a.cls == "H3":
+        # all entered: the culprit posted its side of that seq, the waiter its
+        other = {"Send": "Recv", "Recv": "Send"}[v["op"]]
+        cpid = v["culprits"][0]["pid"]
+        posted = sum(1 for c in calls if c.get("comm") == comm and c["pid"] == cpid
+                     and c["op"] == other)
+        waited = max((sum(1 for c in calls if c.get("comm") == comm and c["pid"] == w
+                          and c["op"] == v["op"]) for w in comm_pids[comm] if w != cpid),
+                     default=0)
+        if not (v["seq"] < posted and v["seq"] < waited):
+            errs.append(f"H3 p2p seq {v['seq']}: the culprit posted {posted} {other}s, "
+                        f"the waiter {waited} {v['op']}s: not both entered")
+        if a.state and v["evidence"].get("state") != a.state.replace("_", " "):
+            errs.append(f"Table-4 state {v['evidence'].get('state')!r}, expected {a.state!r}")
+    elif a.seq == "auto" and v.get("p2p"):
         # p2p: the waiter's op (v["op"]) toward the culprit, numbered per
         # (comm, peer, direction): the culprit never posted the matching one
         other = {"Send": "Recv", "Recv": "Send"}[v["op"]]
