@@ -904,6 +904,7 @@ static void evaluate(struct an *an)
 		if (nodes[root].c->st.barrier && !nodes[root].cand)
 			continue;
 		build(an, n, n->edge >= 0 ? &nodes[n->edge] : NULL, &an->tmp);
+		an_hw_note(an, &an->tmp);
 		if (!c->declared) {
 			c->last = malloc(sizeof(*c->last));
 			if (!c->last)

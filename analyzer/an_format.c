@@ -13,6 +13,7 @@ const char *an_class_name(enum an_class c)
 	case AN_S1: return "S1";
 	case AN_S2: return "S2";
 	case AN_S3: return "S3";
+	case AN_HW: return "HW";
 	}
 	return "?";
 }
@@ -38,6 +39,7 @@ static const char *class_words(enum an_class c)
 	case AN_S1: return "computation slow";
 	case AN_S2: return "communication slow";
 	case AN_S3: return "computation and communication slow";
+	case AN_HW: return "hardware error";
 	}
 	return "?";
 }
@@ -105,7 +107,8 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 		culprits(an, v, b);
 	json_kv_i64(b, "detected_ns", (int64_t)v->detected_ns + off);
 	json_kv_i64(b, "onset_ns", (int64_t)v->onset_ns + off);
-	json_kv_str(b, "op", an_fn_name(v->fn));
+	if (v->fn)
+		json_kv_str(b, "op", an_fn_name(v->fn));
 	if (v->p2p)
 		json_kv_bool(b, "p2p", true);
 	if (!rec && v->role == AN_CASCADE) {
@@ -134,7 +137,7 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		return b->err;
 	}
 	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
-		    v->cls >= AN_S1 ? "SLOW" : "HANG",
+		    v->cls == AN_HW ? "GPU" : v->cls >= AN_S1 ? "SLOW" : "HANG",
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm,

@@ -129,6 +129,10 @@ struct an_proc {
 	uint32_t ndone;
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
 	char label[3][AN_LABEL_MAX];	/* pod, namespace, container; "" */
+	/* the latest GPU error the driver reported for it (tier D) */
+	uint32_t xid;			/* 0: none */
+	uint64_t xid_bus, xid_t;
+	char xid_text[52];
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
 	bool gpu_known;
@@ -175,6 +179,8 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 void an_slow_free(struct an_slow *s);
 /* the host's clock: ends step samples (an_slow.c) */
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
+/* an_hw.c: the culprits' GPU errors appended to V's evidence */
+void an_hw_note(const struct an *an, struct an_verdict *v);
 /* step hooks on/off for C's processes: hang suspicion or slow sample */
 void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow);
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,

@@ -507,6 +507,8 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				 "; iteration time %.1f ms -> %.1f ms (change point)",
 				 c->slow->cp.before / 1e6, c->slow->cp.after / 1e6);
 	}
+	if (v->kind != AN_V_RECOVERED)
+		an_hw_note(an, v);
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);

@@ -197,6 +197,19 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 			put8(&b, (uint8_t)w->label[i]);
 		break;
 	}
+	case AW_XID: {
+		size_t n = strnlen(w->label, sizeof(w->label));
+
+		if (n >= sizeof(w->label) || !w->xid)
+			return -EINVAL;
+		put32(&b, w->k.pid);
+		put64(&b, w->bus_id);
+		put32(&b, w->xid);
+		put8(&b, n);
+		for (i = 0; i < n; i++)
+			put8(&b, (uint8_t)w->label[i]);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -284,6 +297,23 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->label_kind = (enum an_label)kind;
 		break;
 	}
+	case AW_XID: {
+		uint8_t n;
+
+		w->k.pid = get32(&b);
+		w->bus_id = get64(&b);
+		w->xid = get32(&b);
+		n = get8(&b);
+		if (!w->xid || n >= AN_LABEL_MAX)
+			b.bad = true;
+		for (i = 0; i < n && !b.bad; i++) {
+			w->label[i] = (char)get8(&b);
+			if (!w->label[i])
+				b.bad = true;
+		}
+		w->label[b.bad ? 0 : n] = '\0';
+		break;
+	}
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
 		return -EINVAL;
@@ -338,6 +368,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_LABEL:
 		an_proc_label(an, host, w->k.pid, w->label_kind, w->label);
+		break;
+	case AW_XID:
+		an_gpu_error(an, host, w->k.pid, w->bus_id, w->xid, w->label, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -34,6 +34,7 @@ enum an_wire_type {
 	AW_SNAPSHOT,		/* an_snapshot */
 	AW_PROC,		/* an_proc_state */
 	AW_LABEL,		/* an_proc_label */
+	AW_XID,			/* an_gpu_error */
 	AW_TYPE_MAX,
 };
 
@@ -50,7 +51,9 @@ struct an_wire {
 	enum an_proc_state proc_state;	/* AW_PROC */
 	int32_t exit_status;
 	enum an_label label_kind;	/* AW_LABEL (k.pid) */
-	char label[AN_LABEL_MAX];	/* NUL-terminated, no NUL inside */
+	char label[AN_LABEL_MAX];	/* AW_LABEL, AW_XID text: NUL-terminated */
+	uint64_t bus_id;		/* AW_XID */
+	uint32_t xid;
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

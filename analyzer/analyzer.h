@@ -84,7 +84,7 @@ struct an_progress {
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
 
-enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3 };
+enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3, AN_HW };
 enum an_role { AN_ROOT, AN_CASCADE };
 enum an_vkind { AN_V_NEW, AN_V_UPDATE, AN_V_RECOVERED };
 
@@ -188,6 +188,14 @@ void an_snapshot(struct an *an, const struct an_key *k,
 
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		   enum an_proc_state st, int exit_status, uint64_t t_ns);
+
+/*
+ * Tier D: the driver reported a GPU error (NVIDIA Xid) for the GPU BUS_ID
+ * that process PID uses.  Gives an "HW" verdict for the process's rank, and
+ * is cited in H3 and S2 verdicts that name it.  TEXT: the driver's words.
+ */
+void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
+		  uint32_t xid, const char *text, uint64_t t_ns);
 
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */

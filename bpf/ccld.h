@@ -90,6 +90,7 @@ enum ccld_ev_type {
 	CCLD_EV_TICK,		/* the host's clock, every 250 ms: ts_ns = now */
 	CCLD_EV_PROC_STATE,	/* /proc state letter changed: u.proc.state */
 	CCLD_EV_PROC_LABEL,	/* where the process runs (Kubernetes): u.label */
+	CCLD_EV_XID,		/* a GPU error (NVIDIA Xid) on this process's GPU: u.xid */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -207,6 +208,12 @@ struct ccld_label {		/* CCLD_EV_PROC_LABEL, one per kind */
 	char value[63];		/* NUL-terminated */
 };
 
+struct ccld_xid {		/* CCLD_EV_XID, from the kernel log */
+	__u64 bus_id;		/* the GPU, as NCCL's comm->busId (0x00001a000) */
+	__u32 xid;		/* the Xid number */
+	char text[52];		/* the rest of the driver's line, NUL-terminated */
+};
+
 struct ccld_lost {		/* CCLD_EV_LOST */
 	__u64 main_drops;	/* cumulative, all CPUs */
 	__u64 rare_drops;
@@ -232,6 +239,7 @@ struct ccld_event {
 		struct ccld_proc proc;
 		struct ccld_lost lost;
 		struct ccld_label label;
+		struct ccld_xid xid;
 		__u8 raw[64];
 	} u;
 	__u64 thread;		/* CCLD_EV_PROXY from BPF: pthread_t (x86-64 fsbase) */

@@ -396,6 +396,16 @@ const struct host_info *pipeline_host(const struct pipeline *p, uint32_t id)
 void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
 {
 	state_feed(p->st, host, ev);
+	if (ev->type == CCLD_EV_XID) {
+		struct an_wire *w = wire(p, AW_XID, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		w->bus_id = ev->u.xid.bus_id;
+		w->xid = ev->u.xid.xid;
+		snprintf(w->label, sizeof(w->label), "%.*s", (int)sizeof(ev->u.xid.text),
+			 ev->u.xid.text);
+		feed_an(p, host);
+	}
 	if (ev->type == CCLD_EV_PROC_LABEL) {
 		struct an_wire *w = wire(p, AW_LABEL, ev->ts_ns);
 

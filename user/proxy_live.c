@@ -247,6 +247,11 @@ void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 	}
 }
 
+int proxy_live_comm_bus(struct proxy_live *pl, const struct comm_rank *cr, uint64_t *bus)
+{
+	return proxymap_comm_bus(pl->map, cr, bus);
+}
+
 void proxy_live_cost(const struct proxy_live *pl, uint64_t *hits, uint64_t *bpf_ns)
 {
 	*hits = pl->hits;

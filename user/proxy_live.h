@@ -43,4 +43,8 @@ void proxy_live_report(struct proxy_live *pl, uint64_t now_ns, FILE *f);
 /* Step hook hits and their BPF run time over the periods that ended. */
 void proxy_live_cost(const struct proxy_live *pl, uint64_t *hits, uint64_t *bpf_ns);
 
+struct comm_rank;
+/* comm->busId of CR (proxymap_comm_bus): 0 or -errno. */
+int proxy_live_comm_bus(struct proxy_live *pl, const struct comm_rank *cr, uint64_t *bus);
+
 #endif

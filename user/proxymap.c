@@ -247,6 +247,15 @@ static struct pm_proc *proc_of(struct proxymap *m, uint32_t pid)
 	return p;
 }
 
+int proxymap_comm_bus(struct proxymap *m, const struct comm_rank *cr, uint64_t *bus)
+{
+	struct pm_proc *p = proc_of(m, cr->pid);
+
+	if (!p || !p->lib || !p->lib->layouts.comm.valid)
+		return -ENOENT;
+	return peek_u64(cr->pid, cr->comm, p->lib->layouts.comm.bus_id, bus);
+}
+
 static const struct comm_rank *thread_comm(struct proxymap *m, struct pm_proc *p,
 					   uint64_t thread, uint64_t now)
 {

@@ -52,4 +52,7 @@ void proxymap_forget(struct proxymap *m, uint32_t pid);
 
 const struct proxymap_stats *proxymap_stats(const struct proxymap *m);
 
+/* comm->busId of a comm rank of a traced process (DWARF layout): 0 or -errno. */
+int proxymap_comm_bus(struct proxymap *m, const struct comm_rank *cr, uint64_t *bus);
+
 #endif

@@ -27,6 +27,7 @@
 #include "proxy.skel.h"
 #include "proxy_live.h"
 #include "agent_metrics.h"
+#include "kmsg.h"
 #include "proclabels.h"
 #include "fleet_agent.h"
 #include "tracer.h"
@@ -62,6 +63,7 @@ struct tracer {
 	int err;
 	struct fleet_agent *fleet;	/* daemon: records go to Redis */
 	struct agent_metrics *am;	/* daemon --metrics */
+	struct kmsg *kmsg;		/* GPU Xid lines, NULL: not readable */
 	char node[64];			/* this host's name in records (as capture headers) */
 };
 
@@ -626,6 +628,10 @@ static int setup(struct tracer *t)
 	}
 	if (o->all)
 		rescan(t, now_ns());
+	/* tier D: GPU errors from the kernel log (absent: said once, goes on) */
+	t->kmsg = kmsg_open(err, sizeof(err));
+	if (!t->kmsg)
+		fprintf(stderr, "ccld-trace: no GPU Xid evidence: %s\n", err);
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events),
 				 on_ring_event, t, NULL);
 	if (!t->rb || ring_buffer__add(t->rb,
@@ -647,6 +653,41 @@ static bool all_gone(const struct tracer *t)
 			return false;
 	}
 	return t->nprocs > 0;
+}
+
+/*
+ * An Xid line: one XID record for each traced process with a comm on that
+ * GPU (comm->busId, read from its memory), so that captures hold the
+ * attribution and replay gives the same verdicts.
+ */
+static void on_xid(void *ctx, const struct xid_line *x)
+{
+	struct tracer *t = ctx;
+	struct comm_rank *cr;
+	struct ccld_event ev;
+	uint32_t done[64];
+	size_t it, nd = 0, i;
+
+	for (it = 0; (cr = state_next_rank(pipeline_state(t->pl), &it));) {
+		uint64_t bus;
+
+		if (cr->state == RS_EXITED || proxy_live_comm_bus(t->proxy, cr, &bus) ||
+		    bus != x->bus_id)
+			continue;
+		for (i = 0; i < nd && done[i] != cr->pid; i++)
+			;
+		if (i < nd || nd == sizeof(done) / sizeof(done[0]))
+			continue;
+		done[nd++] = cr->pid;
+		synth(&ev, CCLD_EV_XID, cr->pid, now_ns());
+		ev.u.xid.bus_id = x->bus_id;
+		ev.u.xid.xid = x->xid;
+		snprintf(ev.u.xid.text, sizeof(ev.u.xid.text), "%s", x->text);
+		emit(t, &ev);
+	}
+	if (t->o->verbose || !nd)
+		fprintf(stderr, "ccld-trace: GPU %s reported Xid %u (%s): %zu traced"
+			" process(es) use it\n", x->bus, x->xid, x->text, nd);
 }
 
 static void update_metrics(struct tracer *t, uint64_t now)
@@ -687,6 +728,8 @@ static void loop(struct tracer *t, uint64_t start)
 			check_procs(t, now);
 			synth(&ev, CCLD_EV_TICK, 0, now);
 			emit(t, &ev);
+			if (t->kmsg)
+				kmsg_poll(t->kmsg, on_xid, t);
 			/* after the tick: the analyzer may have asked for a closer look */
 			proxy_live_tick(t->proxy, now, emit_cb, t);
 			if (t->am)
@@ -805,6 +848,7 @@ out:
 		rc = 1;
 	}
 	ring_buffer__free(t.rb);
+	kmsg_close(t.kmsg);
 	proxy_live_free(t.proxy);
 	attacher_free(&t.att);
 	proxy_bpf__destroy(t.proxy_skel);

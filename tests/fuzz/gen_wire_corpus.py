@@ -6,7 +6,7 @@ proxy progress and a snapshot, clocks and process states."""
 import struct
 import sys
 
-CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL = range(1, 11)
+CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
 
 
 def hdr(t, ts):
@@ -54,6 +54,8 @@ def job(nranks, t0, hang_rank=-1):
     out += rec(hdr(PROC, t0 + 2_000_000_000) + struct.pack("<IBi", 101, 1, 0))
     for kind, value in ((1, b"trainer-0"), (2, b"team"), (3, b"0123456789ab")):
         out += rec(hdr(LABEL, t0) + struct.pack("<IBB", 100 + kind, kind, len(value)) + value)
+    text = b"GPU has fallen off the bus."
+    out += rec(hdr(XID, t0 + 2_500_000_000) + struct.pack("<IQIB", 102, 0x1a000, 79, len(text)) + text)
     out += rec(hdr(GONE, t0 + 3_000_000_000) + key(103, comm, 3, nranks))
     for k in range(40):
         out += rec(hdr(CLOCK, t0 + 3_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))

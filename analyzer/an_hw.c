@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Hardware evidence (tier D, issue 7): GPU errors the driver reported
+ * (NVIDIA Xid) for a traced process's GPU.  Each new error gives an "HW"
+ * verdict naming the process's rank, and the H3 and slow verdicts that name
+ * the process cite it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "an_int.h"
+
+static void val_i(struct an_verdict *v, const char *key, int64_t x)
+{
+	if (v->nval >= AN_MAX_EVIDENCE)
+		return;
+	memset(&v->val[v->nval], 0, sizeof(v->val[0]));
+	v->val[v->nval].key = key;
+	v->val[v->nval].i = x;
+	v->nval++;
+}
+
+static void val_s(struct an_verdict *v, const char *key, const char *s)
+{
+	if (v->nval >= AN_MAX_EVIDENCE)
+		return;
+	memset(&v->val[v->nval], 0, sizeof(v->val[0]));
+	v->val[v->nval].key = key;
+	v->val[v->nval].is_str = true;
+	snprintf(v->val[v->nval].s, sizeof(v->val[0].s), "%s", s);
+	v->nval++;
+}
+
+static void bus_name(uint64_t bus, char *out, size_t n)
+{
+	/* NCCL's busId: DDDD BB DD F as hex digits */
+	snprintf(out, n, "%04x:%02x:%02x.%x", (unsigned)(bus >> 20) & 0xffff,
+		 (unsigned)(bus >> 12) & 0xff, (unsigned)(bus >> 4) & 0xff,
+		 (unsigned)bus & 0xf);
+}
+
+void an_hw_note(const struct an *an, struct an_verdict *v)
+{
+	char bus[24];
+	uint32_t i;
+	size_t len;
+
+	for (i = 0; i < v->ncul; i++) {
+		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
+
+		if (!p || !p->xid)
+			continue;
+		bus_name(p->xid_bus, bus, sizeof(bus));
+		len = strlen(v->text);
+		if (len < sizeof(v->text))
+			snprintf(v->text + len, sizeof(v->text) - len,
+				 "; the GPU of rank %d (%s) reported Xid %u: %s", v->cul[i].rank,
+				 bus, p->xid, p->xid_text);
+		val_i(v, "xid", p->xid);
+		val_s(v, "gpu", bus);
+		return;		/* the first culprit's: one Xid per verdict */
+	}
+}
+
+void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
+		  uint32_t xid, const char *text, uint64_t t_ns)
+{
+	const struct an_proc *p = an_proc_find(an, host, pid);
+	struct an_proc *mp;
+	struct an_verdict *v = &an->tmp;
+	struct an_comm *best = NULL;
+	int32_t rank = -1;
+	struct hkey key;
+	size_t it;
+	void *val;
+	char bus[24];
+
+	an->stats.records++;
+	if (!p || !xid) {
+		an->stats.rejected++;
+		return;
+	}
+	mp = &an->procs[p - an->procs];
+	/* the same error again (drivers repeat some): already reported */
+	if (mp->xid == xid && mp->xid_bus == bus_id)
+		return;
+	mp->xid = xid;
+	mp->xid_bus = bus_id;
+	mp->xid_t = t_ns;
+	snprintf(mp->xid_text, sizeof(mp->xid_text), "%s", text);
+	/* the process's largest comm: the job-wide view of the rank */
+	for (it = 0; hmap_next(&an->comms, &it, &key, &val);) {
+		struct an_comm *c = val;
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++)
+			if (an_proc_of(an, &c->r[r]) == p && !c->r[r].gone &&
+			    (!best || c->nranks > best->nranks ||
+			     (c->nranks == best->nranks && c->hash < best->hash))) {
+				best = c;
+				rank = r;
+			}
+	}
+	if (!best)
+		return;
+	memset(v, 0, sizeof(*v));
+	v->kind = AN_V_NEW;
+	v->cls = AN_HW;
+	v->role = AN_ROOT;
+	v->comm = best->hash;
+	v->seq = best->r[rank].entered;
+	v->fn = 0;
+	v->clock_host = host;
+	v->detected_ns = t_ns;
+	v->onset_ns = t_ns;
+	v->cul[0].rank = rank;
+	v->cul[0].host = host;
+	v->cul[0].pid = pid;
+	v->ncul = v->ncul_total = 1;
+	bus_name(bus_id, bus, sizeof(bus));
+	snprintf(v->text, sizeof(v->text), "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
+		 bus, rank, pid, xid, text);
+	val_i(v, "xid", xid);
+	val_s(v, "gpu", bus);
+	val_i(v, "nranks", best->nranks);
+	an->stats.verdicts++;
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
