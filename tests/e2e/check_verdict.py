@@ -48,10 +48,16 @@ def main():
     ap.add_argument("--state")
     ap.add_argument("--no-verdict", action="store_true")
     ap.add_argument("--hosts")
+    # slow verdicts are another question: a test that perturbs the machine
+    # itself (Redis stopped and restarted, a burst of catch-up) may check
+    # only the hang verdict
+    ap.add_argument("--ignore-slow", action="store_true")
     a = ap.parse_args()
 
     trace = load(a.trace)
     verdicts = [r for r in trace if r.get("type") == "verdict"]
+    if a.ignore_slow:
+        verdicts = [r for r in verdicts if not r["class"].startswith("S")]
     if a.no_verdict:
         if verdicts:
             sys.exit(f"false verdict(s): {verdicts}")
