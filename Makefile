@@ -101,7 +101,7 @@ $(LIBCCLD_SAN): $(SAN_OBJS)
 
 $(TRACE): $(OUT)/obj/user/main.o $(LIBCCLD) | $(OUT)/bin
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(CFLAGS) -rdynamic -o $@ $^ $(LIBS)
 
 $(ANALYZER): $(OUT)/obj/user/analyzer_main.o $(LIBCCLD) | $(OUT)/bin
 	$(call msg,LINK,$@)
