@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Verdicts as JSON lines (DESIGN.md section 9, schema 1) and as text. */
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include "an_int.h"
 #include "json.h"
 
@@ -42,6 +45,48 @@ static const char *class_words(enum an_class c)
 	case AN_HW: return "hardware error";
 	}
 	return "?";
+}
+
+/* Named values of a verdict's evidence (AN_MAX_EVIDENCE at most; the rest
+ * are dropped, as are floats that are not finite). */
+static struct an_value *next_val(struct an_verdict *v, const char *key)
+{
+	struct an_value *x;
+
+	if (v->nval >= AN_MAX_EVIDENCE)
+		return NULL;
+	x = &v->val[v->nval++];
+	memset(x, 0, sizeof(*x));
+	x->key = key;
+	return x;
+}
+
+void an_verdict_val_i(struct an_verdict *v, const char *key, int64_t i)
+{
+	struct an_value *x = next_val(v, key);
+
+	if (x)
+		x->i = i;
+}
+
+void an_verdict_val_f(struct an_verdict *v, const char *key, double f)
+{
+	struct an_value *x = isfinite(f) ? next_val(v, key) : NULL;
+
+	if (x) {
+		x->is_float = true;
+		x->f = f;
+	}
+}
+
+void an_verdict_val_s(struct an_verdict *v, const char *key, const char *s)
+{
+	struct an_value *x = next_val(v, key);
+
+	if (x) {
+		x->is_str = true;
+		snprintf(x->s, sizeof(x->s), "%s", s);
+	}
 }
 
 static void culprits(const struct an *an, const struct an_verdict *v,

@@ -10,27 +10,6 @@
 #include <string.h>
 #include "an_int.h"
 
-static void val_i(struct an_verdict *v, const char *key, int64_t x)
-{
-	if (v->nval >= AN_MAX_EVIDENCE)
-		return;
-	memset(&v->val[v->nval], 0, sizeof(v->val[0]));
-	v->val[v->nval].key = key;
-	v->val[v->nval].i = x;
-	v->nval++;
-}
-
-static void val_s(struct an_verdict *v, const char *key, const char *s)
-{
-	if (v->nval >= AN_MAX_EVIDENCE)
-		return;
-	memset(&v->val[v->nval], 0, sizeof(v->val[0]));
-	v->val[v->nval].key = key;
-	v->val[v->nval].is_str = true;
-	snprintf(v->val[v->nval].s, sizeof(v->val[0].s), "%s", s);
-	v->nval++;
-}
-
 static void bus_name(uint64_t bus, char *out, size_t n)
 {
 	/* NCCL's busId: DDDD BB DD F as hex digits */
@@ -56,8 +35,8 @@ void an_hw_note(const struct an *an, struct an_verdict *v)
 			snprintf(v->text + len, sizeof(v->text) - len,
 				 "; the GPU of rank %d (%s) reported Xid %u: %s", v->cul[i].rank,
 				 bus, p->xid, p->xid_text);
-		val_i(v, "xid", p->xid);
-		val_s(v, "gpu", bus);
+		an_verdict_val_i(v, "xid", p->xid);
+		an_verdict_val_s(v, "gpu", bus);
 		return;		/* the first culprit's: one Xid per verdict */
 	}
 }
@@ -120,9 +99,9 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	bus_name(bus_id, bus, sizeof(bus));
 	snprintf(v->text, sizeof(v->text), "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
 		 bus, rank, pid, xid, text);
-	val_i(v, "xid", xid);
-	val_s(v, "gpu", bus);
-	val_i(v, "nranks", best->nranks);
+	an_verdict_val_i(v, "xid", xid);
+	an_verdict_val_s(v, "gpu", bus);
+	an_verdict_val_i(v, "nranks", best->nranks);
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);

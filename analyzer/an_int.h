@@ -179,6 +179,10 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 void an_slow_free(struct an_slow *s);
 /* the host's clock: ends step samples (an_slow.c) */
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
+/* an_format.c: named values appended to a verdict's evidence */
+void an_verdict_val_i(struct an_verdict *v, const char *key, int64_t i);
+void an_verdict_val_f(struct an_verdict *v, const char *key, double f);
+void an_verdict_val_s(struct an_verdict *v, const char *key, const char *s);
 /* an_hw.c: the culprits' GPU errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
 /* step hooks on/off for C's processes: hang suspicion or slow sample */

@@ -203,27 +203,6 @@ static const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c
 	return NULL;
 }
 
-static void val_f(struct an_verdict *v, const char *key, double x)
-{
-	if (v->nval >= AN_MAX_EVIDENCE || !isfinite(x))
-		return;
-	v->val[v->nval].key = key;
-	v->val[v->nval].is_float = true;
-	v->val[v->nval].is_str = false;
-	v->val[v->nval].f = x;
-	v->nval++;
-}
-
-static void val_i(struct an_verdict *v, const char *key, int64_t x)
-{
-	if (v->nval >= AN_MAX_EVIDENCE)
-		return;
-	v->val[v->nval].key = key;
-	v->val[v->nval].is_float = v->val[v->nval].is_str = false;
-	v->val[v->nval].i = x;
-	v->nval++;
-}
-
 /*
  * A rank's send steps spend at least twice as long in the network as the
  * others' (median): its link is slow, whatever P says.  Healthy links of one
@@ -469,38 +448,38 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				 held ? "; a cascade: that rank's GPU was held by"
 				 " its op in another comm" : "");
 	}
-	val_f(v, "tbase_ms", res->tbase_ns / 1e6);
-	val_f(v, "tmax_ms", res->tmax_ns / 1e6);
-	val_f(v, "tmin_ms", res->tmin_ns / 1e6);
-	val_f(v, "r", res->r);
-	val_f(v, "thr", res->thr);
-	val_f(v, "p", res->p);
-	val_i(v, "onset_iter", res->onset_iter + c->slow->iter_skip);
-	val_i(v, "iter", res->iter + c->slow->iter_skip);
-	val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
-	val_i(v, "nranks", c->nranks);
+	an_verdict_val_f(v, "tbase_ms", res->tbase_ns / 1e6);
+	an_verdict_val_f(v, "tmax_ms", res->tmax_ns / 1e6);
+	an_verdict_val_f(v, "tmin_ms", res->tmin_ns / 1e6);
+	an_verdict_val_f(v, "r", res->r);
+	an_verdict_val_f(v, "thr", res->thr);
+	an_verdict_val_f(v, "p", res->p);
+	an_verdict_val_i(v, "onset_iter", res->onset_iter + c->slow->iter_skip);
+	an_verdict_val_i(v, "iter", res->iter + c->slow->iter_skip);
+	an_verdict_val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
+	an_verdict_val_i(v, "nranks", c->nranks);
 	if (res->s1_rank >= 0) {
-		val_i(v, "s1_rank", res->s1_rank);
-		val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
-		val_f(v, "s1_z", res->s1_z);
+		an_verdict_val_i(v, "s1_rank", res->s1_rank);
+		an_verdict_val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
+		an_verdict_val_f(v, "s1_z", res->s1_z);
 	}
 	if (s2_rank >= 0) {
-		val_i(v, "s2_rank", s2_rank);
-		val_f(v, "s2_rate", s2_rate);
-		val_f(v, "s2_z", s2_z);
-		val_f(v, "s2_step_ms", s2_lat / 1e6);
+		an_verdict_val_i(v, "s2_rank", s2_rank);
+		an_verdict_val_f(v, "s2_rate", s2_rate);
+		an_verdict_val_f(v, "s2_z", s2_z);
+		an_verdict_val_f(v, "s2_step_ms", s2_lat / 1e6);
 	}
 	if (gsize) {
-		val_i(v, "group_size", gsize);
-		val_f(v, "group_median_ms", gmed / 1e6);
-		val_i(v, "group_deviant", gdev);
+		an_verdict_val_i(v, "group_size", gsize);
+		an_verdict_val_f(v, "group_median_ms", gmed / 1e6);
+		an_verdict_val_i(v, "group_deviant", gdev);
 	}
 	if (v->kind == AN_V_RECOVERED)
-		val_i(v, "recover_iter", res->recover_iter + c->slow->iter_skip);
+		an_verdict_val_i(v, "recover_iter", res->recover_iter + c->slow->iter_skip);
 	/* the iteration time before and after the latest change point */
 	if (c->slow->have_cp && c->slow->niter - c->slow->cp.at <= 16) {
-		val_f(v, "iter_ms_before", c->slow->cp.before / 1e6);
-		val_f(v, "iter_ms_after", c->slow->cp.after / 1e6);
+		an_verdict_val_f(v, "iter_ms_before", c->slow->cp.before / 1e6);
+		an_verdict_val_f(v, "iter_ms_after", c->slow->cp.after / 1e6);
 		len = strlen(v->text);
 		if (len < sizeof(v->text))
 			snprintf(v->text + len, sizeof(v->text) - len,

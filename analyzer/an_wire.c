@@ -54,6 +54,33 @@ static uint64_t get(struct rbuf *b, unsigned n)
 #define get32(b)	((uint32_t)get(b, 4))
 #define get64(b)	(get(b, 8))
 
+/* a short text: u8 length, then its bytes (no NUL; < AN_LABEL_MAX) */
+static int put_text(struct wbuf *b, const char *s)
+{
+	size_t n = strnlen(s, AN_LABEL_MAX), i;
+
+	if (n >= AN_LABEL_MAX)
+		return -EINVAL;
+	put8(b, n);
+	for (i = 0; i < n; i++)
+		put8(b, (uint8_t)s[i]);
+	return 0;
+}
+
+static void get_text(struct rbuf *b, char *s)
+{
+	uint8_t n = get8(b), i;
+
+	if (n >= AN_LABEL_MAX)
+		b->bad = true;
+	for (i = 0; i < n && !b->bad; i++) {
+		s[i] = (char)get8(b);
+		if (!s[i])
+			b->bad = true;
+	}
+	s[b->bad ? 0 : n] = '\0';
+}
+
 static void put_key(struct wbuf *b, const struct an_key *k)
 {
 	put32(b, k->pid);
@@ -184,32 +211,23 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put8(&b, w->proc_state);
 		put32(&b, w->exit_status);
 		break;
-	case AW_LABEL: {
-		size_t n = strnlen(w->label, sizeof(w->label));
-
-		if (n >= sizeof(w->label) || w->label_kind < AN_LABEL_POD ||
-		    w->label_kind > AN_LABEL_CONTAINER)
+	case AW_LABEL:
+		if (w->label_kind < AN_LABEL_POD || w->label_kind > AN_LABEL_CONTAINER)
 			return -EINVAL;
 		put32(&b, w->k.pid);
 		put8(&b, w->label_kind);
-		put8(&b, n);
-		for (i = 0; i < n; i++)
-			put8(&b, (uint8_t)w->label[i]);
+		if (put_text(&b, w->label))
+			return -EINVAL;
 		break;
-	}
-	case AW_XID: {
-		size_t n = strnlen(w->label, sizeof(w->label));
-
-		if (n >= sizeof(w->label) || !w->xid)
+	case AW_XID:
+		if (!w->xid)
 			return -EINVAL;
 		put32(&b, w->k.pid);
 		put64(&b, w->bus_id);
 		put32(&b, w->xid);
-		put8(&b, n);
-		for (i = 0; i < n; i++)
-			put8(&b, (uint8_t)w->label[i]);
+		if (put_text(&b, w->label))
+			return -EINVAL;
 		break;
-	}
 	default:
 		return -EINVAL;
 	}
@@ -280,40 +298,22 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			b.bad = true;
 		w->proc_state = (enum an_proc_state)st;
 		break;
-	case AW_LABEL: {
-		uint8_t kind, n;
-
+	case AW_LABEL:
 		w->k.pid = get32(&b);
-		kind = get8(&b);
-		n = get8(&b);
-		if (kind < AN_LABEL_POD || kind > AN_LABEL_CONTAINER || n >= AN_LABEL_MAX)
+		st = get8(&b);
+		if (st < AN_LABEL_POD || st > AN_LABEL_CONTAINER)
 			b.bad = true;
-		for (i = 0; i < n && !b.bad; i++) {
-			w->label[i] = (char)get8(&b);
-			if (!w->label[i])
-				b.bad = true;
-		}
-		w->label[b.bad ? 0 : n] = '\0';
-		w->label_kind = (enum an_label)kind;
+		w->label_kind = (enum an_label)st;
+		get_text(&b, w->label);
 		break;
-	}
-	case AW_XID: {
-		uint8_t n;
-
+	case AW_XID:
 		w->k.pid = get32(&b);
 		w->bus_id = get64(&b);
 		w->xid = get32(&b);
-		n = get8(&b);
-		if (!w->xid || n >= AN_LABEL_MAX)
+		if (!w->xid)
 			b.bad = true;
-		for (i = 0; i < n && !b.bad; i++) {
-			w->label[i] = (char)get8(&b);
-			if (!w->label[i])
-				b.bad = true;
-		}
-		w->label[b.bad ? 0 : n] = '\0';
+		get_text(&b, w->label);
 		break;
-	}
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
 		return -EINVAL;
