@@ -132,11 +132,15 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 		g_first_init_done = 1;
 		if (sim_fault_setup(rank, sim_now_ns(), err, sizeof(err)))
 			g_first_init_failed = 1;
+		if (sim_net_check_env(err, sizeof(err))) {
+			fprintf(stderr, "ccld-sim: %s\n", err);
+			g_first_init_failed = 1;
+		}
 	}
 	res = g_first_init_failed ? ncclInvalidArgument : ncclSuccess;
 	pthread_mutex_unlock(&g_mu);
 	if (res) {
-		sim_set_last_error("malformed CCLD_SIM_FAULT (see stderr)");
+		sim_set_last_error("malformed CCLD_SIM_FAULT or CCLD_SIM_TRANSPORT (see stderr)");
 		return res;
 	}
 	comm = calloc(1, sizeof(*comm));
@@ -158,12 +162,18 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	res = sim_proxy_create(tag, &comm->proxyState);
 	if (res)
 		goto fail;
+	if (sim_net_socket()) {
+		res = sim_net_listen(comm);
+		if (res)
+			goto fail;
+	}
 	res = sim_seg_join(comm, tag, hash, nranks, rank);
 	if (res)
 		goto fail;
 	*out = comm;
 	return ncclSuccess;
 fail:
+	sim_net_close(comm);
 	free(comm->sendStep);
 	free(comm->recvStep);
 	free(comm);
@@ -172,6 +182,7 @@ fail:
 
 static void comm_free(struct ncclComm *comm)
 {
+	sim_net_close(comm);	/* its thread reads the segment */
 	sim_seg_leave(comm);
 	if (comm->proxyState)
 		sim_proxy_stop(comm->proxyState);

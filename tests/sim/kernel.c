@@ -125,6 +125,7 @@ static int add_sub(struct sim_op *op, struct ncclProxyArgs **cur, int is_recv, i
 	for (k = c; k < op->nchunks; k += op->nch)
 		sub->nbytes += chunk_len(op, k);
 	sub->peerBell = comm->peerBells[p];
+	sub->simKind = kind;
 	if (is_recv) {
 		sub->connection = sim_conn(comm, kind, c, p, comm->rank);
 		sub->base = comm->recvStep[idx];

@@ -151,6 +151,56 @@ static uint64_t step_latency_ns(size_t len, uint64_t now)
 	return (uint64_t)(us * sim_net_factor(now) * 1000.0);
 }
 
+/*
+ * Socket transport: a step goes on the wire once its simulated latency
+ * passed (so the net faults still apply) and is done when the receiver's
+ * thread marked it delivered.  Returns nonzero when something moved.
+ */
+static int socket_progress(struct ncclProxyState *ps, struct ncclProxyArgs *args, int s,
+			   uint64_t now, int stalled)
+{
+	struct ncclProxySubArgs *sub = args->subs + s;
+	struct sim_slot *slot;
+	uint64_t t;
+
+	if (sub->simWired < sub->transmitted && !stalled) {
+		int id = (int)sub->simWired;
+		int k = id * args->nChannels + sub->channelId;
+
+		t = sub->base + sub->simWired;
+		if (now < sub->deliverAt[t % NCCL_STEPS]) {
+			deadline(ps, sub->deliverAt[t % NCCL_STEPS]);
+		} else if (sim_net_send(args->comm, sub->simKind, sub->channelId, sub->peer, t,
+					args->sig, sim_net_stage(args->comm, sub->simKind,
+								 sub->channelId, sub->peer, t),
+					(uint32_t)chunk_len(args->op, k))) {
+			if (!sub->simSendErr++)
+				fprintf(stderr, "ccld-sim: pid %d rank %d: socket send to rank %d"
+					" failed (%s), retrying\n", (int)getpid(), sub->rank,
+					sub->peer, strerror(errno));
+			deadline(ps, now + 100000000ull);
+		} else {
+			sub->simWired += args->sliceSteps;
+			return 1;
+		}
+	}
+	if (sub->done < sub->simWired) {
+		int id = (int)sub->done;
+
+		t = sub->base + sub->done;
+		slot = &sub->connection->slot[t % NCCL_STEPS];
+		if (__atomic_load_n(&slot->delivered, __ATOMIC_ACQUIRE) == t + 1) {
+			sub->done += args->sliceSteps;
+			ncclProfilerStopProxyStepEvent(s, args, id);
+			sim_kernel_bell_ring();
+			if (sub->done == (uint64_t)sub->nsteps)
+				args->done++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxyState *ps,
 							     struct ncclProxyArgs *args)
 {
@@ -161,7 +211,7 @@ static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxySta
 		for (s = 0; s < args->nsubs; s++) {
 			struct ncclProxySubArgs *sub = args->subs + s;
 
-			sub->posted = sub->transmitted = sub->done = 0;
+			sub->posted = sub->transmitted = sub->done = sub->simWired = 0;
 			ncclProfilerRecordProxyOpEventState(s, args, ncclProfilerProxyOpInProgress_v4);
 		}
 		args->state = ncclProxyOpProgress;
@@ -197,8 +247,14 @@ static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxySta
 			t = sub->base + sub->transmitted;
 			slot = &conn->slot[t % NCCL_STEPS];
 			if (__atomic_load_n(&slot->posted, __ATOMIC_ACQUIRE) == t + 1) {
-				memcpy(conn->data[t % NCCL_STEPS], sub->buff + (size_t)k * SIM_STEP_BYTES,
-				       len);
+				/* over sockets: staged here, on the wire later */
+				uint8_t *dst = args->comm->simNet ?
+					sim_net_stage(args->comm, sub->simKind, sub->channelId,
+						      sub->peer, t) : conn->data[t % NCCL_STEPS];
+
+				if (!dst)
+					continue;	/* no memory yet: retried */
+				memcpy(dst, sub->buff + (size_t)k * SIM_STEP_BYTES, len);
 				slot->size = (uint32_t)len;
 				slot->sig = args->sig;
 				sub->deliverAt[t % NCCL_STEPS] = now + step_latency_ns(len, now);
@@ -211,6 +267,11 @@ static __attribute__((noipa)) ncclResult_t sendProxyProgress(struct ncclProxySta
 				args->idle = 0;
 				continue;
 			}
+		}
+		if (args->comm->simNet) {
+			if (socket_progress(ps, args, s, now, stalled))
+				args->idle = 0;
+			continue;
 		}
 		/* network completion */
 		if (sub->done < sub->transmitted && !stalled) {

@@ -151,6 +151,7 @@ ncclResult_t sim_seg_join(struct ncclComm *comm, const char *tag, uint64_t hash,
 	ri->cuda_dev = comm->cudaDev;
 	ri->bus_id = comm->busId;
 	snprintf(ri->bell, sizeof(ri->bell), "%s", comm->proxyState->bellName);
+	sim_net_publish(comm, ri);
 	__atomic_add_fetch(&seg->refs, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&seg->joined, 1, __ATOMIC_SEQ_CST);
 	sim_futex_wake(&seg->joined);
@@ -199,7 +200,7 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 			return ncclSystemError;
 		}
 	}
-	return ncclSuccess;
+	return sim_net_start(comm);
 }
 
 void sim_seg_leave(struct ncclComm *comm)

@@ -71,6 +71,9 @@ struct sim_rank_info {
 	char bell[64];		/* shm name of the process's doorbell */
 	int32_t split_color[2];	/* split exchange, double-buffered */
 	int32_t split_key[2];
+	uint32_t net_addr;	/* socket transport: IPv4 listen address */
+	uint16_t net_port;	/* and port (network order) */
+	uint16_t pad2;
 };
 
 struct sim_seg {
@@ -116,6 +119,9 @@ struct ncclProxySubArgs {
 	size_t transSize;
 	uint64_t deliverAt[NCCL_STEPS];	/* send: when step i%NCCL_STEPS lands */
 	struct sim_bell *peerBell;	/* the peer process's doorbell */
+	int simKind;			/* SIM_CONN_COLL or SIM_CONN_P2P */
+	uint64_t simWired;		/* socket transport: steps written to the socket */
+	int simSendErr;			/* socket transport: failed sends (said once) */
 };
 
 struct ncclProxyArgs {
@@ -197,6 +203,7 @@ struct ncclComm {
 	uint64_t *sendStep;		/* [kind][ch][peer]: next connection step */
 	uint64_t *recvStep;
 	uint64_t seqNumber[NCCL_NUM_FUNCTIONS];
+	struct sim_net *simNet;		/* socket transport, else NULL */
 	uint64_t endMagic;
 };
 
@@ -243,6 +250,18 @@ void sim_seg_leave(struct ncclComm *comm);
 ncclResult_t sim_split_exchange(struct ncclComm *comm, int color, int key,
 				int *colors, int *keys, int *logged);
 struct sim_conn *sim_conn(struct ncclComm *comm, int kind, int ch, int src, int dst);
+
+/* socket.c: CCLD_SIM_TRANSPORT=socket */
+struct sim_net;
+int sim_net_socket(void);
+int sim_net_check_env(char *err, size_t errlen);
+ncclResult_t sim_net_listen(struct ncclComm *comm);
+void sim_net_publish(const struct ncclComm *comm, struct sim_rank_info *ri);
+ncclResult_t sim_net_start(struct ncclComm *comm);
+uint8_t *sim_net_stage(struct ncclComm *comm, int kind, int ch, int peer, uint64_t t);
+int sim_net_send(struct ncclComm *comm, int kind, int ch, int peer, uint64_t t, uint64_t sig,
+		 const void *data, uint32_t len);
+void sim_net_close(struct ncclComm *comm);
 
 /* proxy.c */
 ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out);

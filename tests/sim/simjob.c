@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -109,6 +110,32 @@ static const char *worker_path(char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * CCLD_SIMJOB_NETNS=PREFIX: rank R runs in the network namespace PREFIX<R>
+ * (ip netns add PREFIXR, /run/netns/PREFIXR), e.g. for the socket transport
+ * over veth links with loss on one rank's link.
+ */
+static int enter_netns(int rank)
+{
+	const char *prefix = getenv("CCLD_SIMJOB_NETNS");
+	char path[PATH_MAX];
+	int fd;
+
+	if (!prefix || !*prefix)
+		return 0;
+	snprintf(path, sizeof(path), "/run/netns/%s%d", prefix, rank);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "ccld-simjob: rank %d: cannot enter network namespace %s: %s\n",
+			rank, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct simjob_opts o;
@@ -156,6 +183,8 @@ int main(int argc, char **argv)
 			setenv("WORLD_SIZE", num, 1);
 			setenv("LOCAL_WORLD_SIZE", num, 1);
 			setenv("CCLD_SIMJOB_RUNDIR", g_rundir, 1);
+			if (enter_netns(r))
+				_exit(127);
 			argv[0] = "ccld-simjob-rank";
 			execv(worker, argv);
 			fprintf(stderr, "ccld-simjob: exec %s: %s\n", worker, strerror(errno));

@@ -64,6 +64,26 @@ for f in "--mismatch 1:3:count" "--skip 2:3:loss" "--exit 3:2"; do
 	[ "$rc" = 124 ] || { tail "$TMP/f.out"; fail "$f: exit $rc, want a hang (124)"; }
 	echo "$f: hangs as expected"
 done
+# the socket transport (data over TCP on loopback): same results, and the
+# sockets really are the ranks' (each rank's connections to its peers)
+CCLD_SIM_TRANSPORT=socket "$JOB" --ranks 4 --tp 2 --pp 2 --steps 40 --compute-ms 1 \
+	--timeout 60 >"$TMP/sock.out" 2>&1 || { tail "$TMP/sock.out"; fail "socket transport run failed"; }
+grep -q '4 ranks, all ok' "$TMP/sock.out" || fail "socket transport: $(tail -2 "$TMP/sock.out")"
+grep -q 'ccld-sim:' "$TMP/sock.out" && fail "socket transport complained: $(grep ccld-sim: "$TMP/sock.out")"
+CCLD_SIM_TRANSPORT=socket "$JOB" --ranks 2 --steps 400 --compute-ms 5 --timeout 60 \
+	--pidfile "$TMP/sock.pids" >"$TMP/sock2.out" 2>&1 &
+sj=$!
+WAIT_S=20 wait_for test -s "$TMP/sock.pids" || fail "no pidfile"
+sleep 0.5
+pid0=$(awk '$1 == 0 {print $2}' "$TMP/sock.pids")
+n=$(ls -l "/proc/$pid0/fd" 2>/dev/null | grep -c socket:)
+wait $sj || fail "socket transport (2 ranks) failed: $(tail -2 "$TMP/sock2.out")"
+[ "$n" -ge 3 ] || fail "rank 0 has $n sockets, want a listener and connections"
+echo "socket transport: results ok, rank 0 held $n sockets"
+CCLD_SIM_TRANSPORT=rdma "$JOB" --ranks 2 --steps 2 >"$TMP/bad.out" 2>&1 &&
+	fail "CCLD_SIM_TRANSPORT=rdma accepted"
+grep -q 'CCLD_SIM_TRANSPORT=rdma: expected shm or socket' "$TMP/bad.out" ||
+	fail "no clear error for a bad transport: $(tail -3 "$TMP/bad.out")"
 "$JOB" --ranks 6 --tp 4 >/dev/null 2>&1 && fail "--ranks 6 --tp 4 accepted"
 "$JOB" --help | grep -q -- '--barrier-wait' || fail "--help incomplete"
 exit 0
