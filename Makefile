@@ -134,6 +134,14 @@ $(FLEET_DRV): tests/fleet/fleet_stream_drv.c user/fleet_stream.c \
 $(OUT)/tests/bin/test_metrics_format: LIBS += -lmicrohttpd
 tests-build: $(FLEET_DRV)
 
+# RDMA programs vs. another kernel's BTF (tests/kernel/test_rdma_btf.sh)
+RDMA_BTF_LOAD := $(OUT)/tests/kernel/rdma_btf_load
+$(RDMA_BTF_LOAD): tests/kernel/rdma_btf_load.c | $(OUT)/bpf/rdma.bpf.o
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -o $@ $< -lbpf -lelf -lz
+tests-build: $(RDMA_BTF_LOAD)
+
 # ---- benchmarks (make bench) ---------------------------------------------
 REAL_CUDA ?= /usr/local/cuda
 BENCH_BINS := $(OUT)/tests/bench/bench_calls

@@ -40,6 +40,7 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
 	hmap_init(&an->procmap);
+	hmap_init(&an->tcp);
 	/* CCLD_AN_DEBUG: the picture behind each evaluation, on stderr */
 	an->debug = getenv("CCLD_AN_DEBUG") != NULL;
 	return an;
@@ -81,6 +82,7 @@ void an_free(struct an *an)
 	}
 	hmap_free(&an->comms);
 	hmap_free(&an->procmap);
+	an_net_free(an);
 	for (i = 0; i < an->nhosts; i++)
 		free(an->hosts[i].name);
 	free(an->hosts);

@@ -905,6 +905,7 @@ static void evaluate(struct an *an)
 			continue;
 		build(an, n, n->edge >= 0 ? &nodes[n->edge] : NULL, &an->tmp);
 		an_hw_note(an, &an->tmp);
+		an_net_note(an, c, &an->tmp);
 		if (!c->declared) {
 			c->last = malloc(sizeof(*c->last));
 			if (!c->last)

@@ -170,6 +170,20 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 	return b->err;
 }
 
+/* an HW verdict is about a GPU (Xid) or a NIC (RDMA): its first value says */
+static const char *hw_word(const struct an_verdict *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nval; i++) {
+		if (!strcmp(v->val[i].key, "gpu"))
+			return "GPU";
+		if (!strcmp(v->val[i].key, "nic"))
+			return "NIC";
+	}
+	return "GPU";
+}
+
 int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    struct json_buf *b)
 {
@@ -182,7 +196,7 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		return b->err;
 	}
 	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
-		    v->cls == AN_HW ? "GPU" : v->cls >= AN_S1 ? "SLOW" : "HANG",
+		    v->cls == AN_HW ? hw_word(v) : v->cls >= AN_S1 ? "SLOW" : "HANG",
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm,

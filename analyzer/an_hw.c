@@ -3,7 +3,7 @@
  * Hardware evidence (tier D, issue 7): GPU errors the driver reported
  * (NVIDIA Xid) for a traced process's GPU.  Each new error gives an "HW"
  * verdict naming the process's rank, and the H3 and slow verdicts that name
- * the process cite it.
+ * the process cite it (and its NIC errors, an_nic.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,8 +37,52 @@ void an_hw_note(const struct an *an, struct an_verdict *v)
 				 bus, p->xid, p->xid_text);
 		an_verdict_val_i(v, "xid", p->xid);
 		an_verdict_val_s(v, "gpu", bus);
-		return;		/* the first culprit's: one Xid per verdict */
+		break;		/* the first culprit's: one Xid per verdict */
 	}
+	an_nic_note(an, v);
+}
+
+bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
+		   struct an_verdict *v)
+{
+	const struct an_proc *p = an_proc_find(an, host, pid);
+	struct an_comm *best = NULL;
+	int32_t rank = -1;
+	struct hkey key;
+	size_t it;
+	void *val;
+
+	/* the process's largest comm: the job-wide view of the rank */
+	for (it = 0; p && hmap_next(&an->comms, &it, &key, &val);) {
+		struct an_comm *c = val;
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++)
+			if (an_proc_of(an, &c->r[r]) == p && !c->r[r].gone &&
+			    (!best || c->nranks > best->nranks ||
+			     (c->nranks == best->nranks && c->hash < best->hash))) {
+				best = c;
+				rank = r;
+			}
+	}
+	if (!best)
+		return false;
+	memset(v, 0, sizeof(*v));
+	v->kind = AN_V_NEW;
+	v->cls = AN_HW;
+	v->role = AN_ROOT;
+	v->comm = best->hash;
+	v->seq = best->r[rank].entered;
+	v->fn = 0;
+	v->clock_host = host;
+	v->detected_ns = t_ns;
+	v->onset_ns = t_ns;
+	v->cul[0].rank = rank;
+	v->cul[0].host = host;
+	v->cul[0].pid = pid;
+	v->ncul = v->ncul_total = 1;
+	an_verdict_val_i(v, "nranks", best->nranks);
+	return true;
 }
 
 void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
@@ -47,11 +91,6 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	const struct an_proc *p = an_proc_find(an, host, pid);
 	struct an_proc *mp;
 	struct an_verdict *v = &an->tmp;
-	struct an_comm *best = NULL;
-	int32_t rank = -1;
-	struct hkey key;
-	size_t it;
-	void *val;
 	char bus[24];
 
 	an->stats.records++;
@@ -67,41 +106,13 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	mp->xid_bus = bus_id;
 	mp->xid_t = t_ns;
 	snprintf(mp->xid_text, sizeof(mp->xid_text), "%s", text);
-	/* the process's largest comm: the job-wide view of the rank */
-	for (it = 0; hmap_next(&an->comms, &it, &key, &val);) {
-		struct an_comm *c = val;
-		int32_t r;
-
-		for (r = 0; r < c->nranks; r++)
-			if (an_proc_of(an, &c->r[r]) == p && !c->r[r].gone &&
-			    (!best || c->nranks > best->nranks ||
-			     (c->nranks == best->nranks && c->hash < best->hash))) {
-				best = c;
-				rank = r;
-			}
-	}
-	if (!best)
+	if (!an_hw_verdict(an, host, pid, t_ns, v))
 		return;
-	memset(v, 0, sizeof(*v));
-	v->kind = AN_V_NEW;
-	v->cls = AN_HW;
-	v->role = AN_ROOT;
-	v->comm = best->hash;
-	v->seq = best->r[rank].entered;
-	v->fn = 0;
-	v->clock_host = host;
-	v->detected_ns = t_ns;
-	v->onset_ns = t_ns;
-	v->cul[0].rank = rank;
-	v->cul[0].host = host;
-	v->cul[0].pid = pid;
-	v->ncul = v->ncul_total = 1;
 	bus_name(bus_id, bus, sizeof(bus));
 	snprintf(v->text, sizeof(v->text), "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
-		 bus, rank, pid, xid, text);
+		 bus, v->cul[0].rank, pid, xid, text);
 	an_verdict_val_i(v, "xid", xid);
 	an_verdict_val_s(v, "gpu", bus);
-	an_verdict_val_i(v, "nranks", best->nranks);
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);

@@ -133,6 +133,10 @@ struct an_proc {
 	uint32_t xid;			/* 0: none */
 	uint64_t xid_bus, xid_t;
 	char xid_text[52];
+	/* the latest RDMA error on a NIC it uses (tier D, an_nic.c) */
+	struct an_nic_event nic;	/* nic.source 0: none */
+	uint64_t nic_t;
+	bool nic_up_again;		/* its port came back (port active) since */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
 	bool gpu_known;
@@ -153,6 +157,7 @@ struct an {
 	uint32_t nhosts;
 	struct hmap comms;	/* hash -> struct an_comm */
 	struct hmap procmap;	/* (host, pid) -> index + 1 */
+	struct hmap tcp;	/* (host<<32|pid, peer pid, remote) -> an_tcp_pair */
 	struct an_proc *procs;
 	uint32_t nprocs, cap_procs;
 	struct an_stats stats;
@@ -183,8 +188,20 @@ void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_verdict_val_i(struct an_verdict *v, const char *key, int64_t i);
 void an_verdict_val_f(struct an_verdict *v, const char *key, double f);
 void an_verdict_val_s(struct an_verdict *v, const char *key, const char *s);
-/* an_hw.c: the culprits' GPU errors appended to V's evidence */
+/* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
+/* an_hw.c: an HW verdict about PID's rank in its largest comm; false: none */
+bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
+		   struct an_verdict *v);
+/* an_nic.c: the culprits' NIC errors appended to V's evidence */
+void an_nic_note(const struct an *an, struct an_verdict *v);
+/* an_net.c: TCP evidence (tier D) */
+void an_net_note(const struct an *an, const struct an_comm *c, struct an_verdict *v);
+int32_t an_net_common_rank(const struct an *an, const struct an_comm *c, uint32_t *nlinks,
+			   uint32_t *nretrans);
+/* retransmits on a rank's links that make its link the cause of a slowdown */
+#define AN_NET_MIN_RETRANS	20
+void an_net_free(struct an *an);
 /* step hooks on/off for C's processes: hang suspicion or slow sample */
 void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow);
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,

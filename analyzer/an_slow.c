@@ -340,7 +340,9 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	double s2_lat = NAN, lat_med = NAN;
 	enum sl_class cls;
 	double gmine = NAN, gmed = NAN;
-	uint32_t gsize = 0;
+	uint32_t gsize = 0, tcp_links = 0, tcp_retrans = 0;
+	int32_t tcp_rank, net_rank;
+	bool tcp_reclass;
 	bool gdev = false;
 	uint64_t held;
 	size_t len;
@@ -356,8 +358,20 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	 * network culprit that is another rank than the one arriving last is
 	 * a second cause: both are reported (S3).
 	 */
-	if (cls == SL_S1 && net_outlier(s2_lat, lat_med) && s2_rank >= 0 &&
-	    s2_rank != res->s1_rank)
+	/*
+	 * A lossy link slows both its ends' sends: TCP names the end.  While
+	 * one rank's link retransmits, which rank arrives last is an echo of
+	 * the previous ops' delays: with enough retransmits (the kernel's own
+	 * account, not an inference) the slowdown is the network's.
+	 */
+	tcp_rank = an_net_common_rank(an, c, &tcp_links, &tcp_retrans);
+	tcp_reclass = tcp_rank >= 0 && tcp_retrans >= AN_NET_MIN_RETRANS &&
+		      (cls == SL_S1 || cls == SL_S3);
+	net_rank = tcp_rank >= 0 ? tcp_rank : s2_rank;
+	if (tcp_reclass)
+		cls = SL_S2;
+	else if (cls == SL_S1 && net_outlier(s2_lat, lat_med) && s2_rank >= 0 &&
+		 s2_rank != res->s1_rank)
 		cls = SL_S3;
 	v->cls = cls == SL_S2 ? AN_S2 : cls == SL_S3 ? AN_S3 : AN_S1;
 	v->comm = c->hash;
@@ -368,11 +382,11 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 	v->onset_ns = res->onset_ns;
 	v->role = AN_ROOT;
 	if (cls == SL_S2)
-		add_culprit(an, c, v, s2_rank);
+		add_culprit(an, c, v, net_rank);
 	else
 		add_culprit(an, c, v, res->s1_rank);
 	if (cls == SL_S3)
-		add_culprit(an, c, v, s2_rank);
+		add_culprit(an, c, v, net_rank);
 	if (v->kind == AN_V_RECOVERED) {
 		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back to"
 			 " its baseline round time (%.1f ms) for %u iterations since"
@@ -431,6 +445,13 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				"; rank %d has the lowest rate (%.0f B/s, median %.0f;"
 				" op-level: bytes over the op's time, step hooks"
 				" unavailable)", s2_rank, s2_rate, s2_med);
+		if (tcp_rank >= 0 && len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+				"; rank %d is at one end of each of the %u connections"
+				" with TCP retransmits (%u): its link%s", tcp_rank, tcp_links,
+				tcp_retrans, tcp_reclass ? "; the rank arriving last is"
+				" an echo of the earlier ops' network delays: network, not"
+				" computation" : "");
 		gsize = group_check(an, c, rd->sig, &gmine, &gmed, &gdev);
 		if (gsize && len < sizeof(v->text))
 			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
@@ -486,8 +507,12 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 				 "; iteration time %.1f ms -> %.1f ms (change point)",
 				 c->slow->cp.before / 1e6, c->slow->cp.after / 1e6);
 	}
-	if (v->kind != AN_V_RECOVERED)
+	if (tcp_rank >= 0)
+		an_verdict_val_i(v, "tcp_rank", tcp_rank);
+	if (v->kind != AN_V_RECOVERED) {
 		an_hw_note(an, v);
+		an_net_note(an, c, v);
+	}
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);

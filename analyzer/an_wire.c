@@ -167,6 +167,43 @@ static void get_prog(struct rbuf *b, struct an_progress *p)
 	p->step = step;
 }
 
+/* AW_RDMA: device name (text), port, QP, source (1..4), event, states */
+static int put_nic(struct wbuf *b, const struct an_nic_event *e)
+{
+	char dev[sizeof(e->dev) + 1];
+
+	if (e->source < 1 || e->source > 4 || !e->dev[0])
+		return -EINVAL;
+	snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(e->dev), e->dev);
+	if (put_text(b, dev))
+		return -EINVAL;
+	put32(b, e->port);
+	put32(b, e->qp_num);
+	put8(b, e->source);
+	put8(b, e->event);
+	put8(b, e->old_state);
+	put8(b, e->new_state);
+	return 0;
+}
+
+static void get_nic(struct rbuf *b, struct an_nic_event *e)
+{
+	char dev[AN_LABEL_MAX];
+
+	get_text(b, dev);
+	if (strlen(dev) >= sizeof(e->dev) || !dev[0])
+		b->bad = true;
+	snprintf(e->dev, sizeof(e->dev), "%.*s", (int)sizeof(e->dev) - 1, dev);
+	e->port = get32(b);
+	e->qp_num = get32(b);
+	e->source = get8(b);
+	e->event = get8(b);
+	e->old_state = get8(b);
+	e->new_state = get8(b);
+	if (e->source < 1 || e->source > 4)
+		b->bad = true;
+}
+
 int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 {
 	struct wbuf b = { .p = buf, .len = len };
@@ -227,6 +264,22 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put32(&b, w->xid);
 		if (put_text(&b, w->label))
 			return -EINVAL;
+		break;
+	case AW_TCP:
+		if (w->tcp_kind < AN_TCP_RETRANSMIT || w->tcp_kind > AN_TCP_STATE)
+			return -EINVAL;
+		put32(&b, w->k.pid);
+		put32(&b, w->peer_pid);
+		put8(&b, w->tcp_kind);
+		put8(&b, w->tcp_old);
+		put8(&b, w->tcp_new);
+		if (put_text(&b, w->label))
+			return -EINVAL;
+		break;
+	case AW_RDMA:
+		if (put_nic(&b, &w->nic))
+			return -EINVAL;
+		put32(&b, w->k.pid);
 		break;
 	default:
 		return -EINVAL;
@@ -314,6 +367,21 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			b.bad = true;
 		get_text(&b, w->label);
 		break;
+	case AW_TCP:
+		w->k.pid = get32(&b);
+		w->peer_pid = get32(&b);
+		st = get8(&b);
+		if (st < AN_TCP_RETRANSMIT || st > AN_TCP_STATE)
+			b.bad = true;
+		w->tcp_kind = (enum an_tcp_kind)st;
+		w->tcp_old = get8(&b);
+		w->tcp_new = get8(&b);
+		get_text(&b, w->label);
+		break;
+	case AW_RDMA:
+		get_nic(&b, &w->nic);
+		w->k.pid = get32(&b);
+		break;
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
 		return -EINVAL;
@@ -371,6 +439,13 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_XID:
 		an_gpu_error(an, host, w->k.pid, w->bus_id, w->xid, w->label, w->t_ns);
+		break;
+	case AW_TCP:
+		an_tcp_event(an, host, w->k.pid, w->peer_pid, w->tcp_kind, w->tcp_old, w->tcp_new,
+			     w->label, w->t_ns);
+		break;
+	case AW_RDMA:
+		an_nic_error(an, host, w->k.pid, &w->nic, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -35,6 +35,8 @@ enum an_wire_type {
 	AW_PROC,		/* an_proc_state */
 	AW_LABEL,		/* an_proc_label */
 	AW_XID,			/* an_gpu_error */
+	AW_TCP,			/* an_tcp_event */
+	AW_RDMA,		/* an_nic_error */
 	AW_TYPE_MAX,
 };
 
@@ -51,9 +53,13 @@ struct an_wire {
 	enum an_proc_state proc_state;	/* AW_PROC */
 	int32_t exit_status;
 	enum an_label label_kind;	/* AW_LABEL (k.pid) */
-	char label[AN_LABEL_MAX];	/* AW_LABEL, AW_XID text: NUL-terminated */
+	char label[AN_LABEL_MAX];	/* AW_LABEL, AW_XID text, AW_TCP remote: NUL-terminated */
 	uint64_t bus_id;		/* AW_XID */
 	uint32_t xid;
+	struct an_nic_event nic;	/* AW_RDMA */
+	uint32_t peer_pid;		/* AW_TCP (k.pid: the socket's process) */
+	enum an_tcp_kind tcp_kind;
+	uint8_t tcp_old, tcp_new;	/* AW_TCP: TCP states (AN_TCP_STATE) */
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

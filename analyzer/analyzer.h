@@ -22,7 +22,7 @@
 
 #define AN_MAX_CULPRITS		64	/* listed in a verdict; the count is exact */
 #define AN_MAX_EVIDENCE		24	/* named values in a verdict's evidence */
-#define AN_TEXT_MAX		512
+#define AN_TEXT_MAX		1024
 
 struct an;
 
@@ -196,6 +196,40 @@ void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
  */
 void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 		  uint32_t xid, const char *text, uint64_t t_ns);
+
+/*
+ * Tier D: the RDMA verbs control path reported trouble on a NIC that
+ * process PID uses (a QP moved to error, a QP/CQ async error, a port down,
+ * a fatal device error).  Errors give an "HW" verdict naming the NIC and
+ * port for the process's rank and are cited in its H3 and slow verdicts;
+ * a port coming back (port active) is noted, not a verdict.
+ */
+struct an_nic_event {
+	char dev[32];		/* IB device name ("mlx5_0"), NUL-terminated */
+	uint32_t port;		/* 0: unknown */
+	uint32_t qp_num;	/* 0: none */
+	uint8_t source;		/* enum ccld_rdma_src (1..4) */
+	uint8_t event;		/* IB_EVENT_*, 0xff: none (QP modify) */
+	uint8_t old_state;	/* IB_QPS_*, 0xff: unknown */
+	uint8_t new_state;
+};
+void an_nic_error(struct an *an, uint32_t host, uint32_t pid,
+		  const struct an_nic_event *e, uint64_t t_ns);
+/* "port error", "QP fatal", "QP to error", ...: what E says, in words */
+const char *an_nic_event_name(const struct an_nic_event *e);
+/* true when E is trouble (a verdict), false for news (port active, ...) */
+bool an_nic_event_is_error(const struct an_nic_event *e);
+
+/*
+ * Tier D: TCP trouble on a connection of process PID (NCCL's socket
+ * transport): PEER_PID is the traced process at the other end (0: not
+ * traced; REMOTE "addr:port" says where).  Cited in S2/S3/H3 verdicts, and
+ * the rank at one end of every retransmitting connection is the S2 culprit.
+ */
+enum an_tcp_kind { AN_TCP_RETRANSMIT = 1, AN_TCP_RESET_RX, AN_TCP_RESET_TX, AN_TCP_STATE };
+void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
+		  enum an_tcp_kind kind, int old_state, int new_state, const char *remote,
+		  uint64_t t_ns);
 
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */

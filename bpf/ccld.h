@@ -91,6 +91,8 @@ enum ccld_ev_type {
 	CCLD_EV_PROC_STATE,	/* /proc state letter changed: u.proc.state */
 	CCLD_EV_PROC_LABEL,	/* where the process runs (Kubernetes): u.label */
 	CCLD_EV_XID,		/* a GPU error (NVIDIA Xid) on this process's GPU: u.xid */
+	CCLD_EV_TCP,		/* TCP trouble on a traced process's socket (BPF): u.tcp */
+	CCLD_EV_RDMA = 40,	/* RDMA verbs control path (tier D, BPF): u.rdma */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -214,6 +216,63 @@ struct ccld_xid {		/* CCLD_EV_XID, from the kernel log */
 	char text[52];		/* the rest of the driver's line, NUL-terminated */
 };
 
+enum ccld_tcp_kind {
+	CCLD_TCP_RETRANSMIT = 1,	/* tcp_retransmit_skb */
+	CCLD_TCP_RESET_RX,		/* tcp_receive_reset: the peer reset it */
+	CCLD_TCP_RESET_TX,		/* tcp_send_reset: we reset it */
+	CCLD_TCP_STATE,			/* inet_sock_set_state */
+};
+
+/*
+ * CCLD_EV_TCP.  From BPF ccld_event.pid is the process owning the socket
+ * (the loader's socket table: the event fires in softirq context); the
+ * loader fills peer_pid before anything else sees the record.
+ */
+struct ccld_tcp {
+	__u8 kind;		/* enum ccld_tcp_kind */
+	__u8 family;		/* AF_INET, AF_INET6 */
+	__u8 old_state;		/* CCLD_TCP_STATE: TCP_* (TCP_ESTABLISHED = 1) */
+	__u8 new_state;
+	__u16 lport;		/* host order */
+	__u16 rport;
+	__u8 laddr[16];		/* IPv4: the first 4 bytes, network order */
+	__u8 raddr[16];
+	__u32 netns;		/* network namespace inode */
+	__u32 total_retrans;	/* tcp_sock.total_retrans after this event */
+	__u32 srtt_us;		/* smoothed RTT */
+	__u32 peer_pid;		/* the traced process at the other end, 0: none */
+};
+
+/* key of the tcp_watch map: a traced process's socket (value: its pid) */
+struct ccld_tcp_key {
+	__u32 netns;
+	__u16 lport;		/* host order */
+	__u16 rport;
+	__u8 laddr[16];		/* AF_INET: first 4 bytes; AF_INET6: all 16 */
+	__u8 raddr[16];
+};
+
+/* ccld_rdma.source: where in the verbs control path the record came from */
+enum ccld_rdma_src {
+	CCLD_RDMA_MODIFY_QP = 1,	/* ib_modify_qp_with_udata to ERR/SQE (process context) */
+	CCLD_RDMA_DEV_EVENT,		/* ib_dispatch_event: port/device event (pid 0 from BPF) */
+	CCLD_RDMA_QP_EVENT,		/* ib_uverbs_qp_event_handler: QP async event */
+	CCLD_RDMA_CQ_EVENT,		/* ib_uverbs_cq_event_handler: CQ async event */
+};
+
+#define CCLD_RDMA_NONE		0xff	/* event / old_state / new_state unknown */
+
+struct ccld_rdma {		/* CCLD_EV_RDMA */
+	char dev[32];		/* ib_device->name ("mlx5_0"), NUL-terminated */
+	__u32 port;		/* port number, 0: unknown / not port-bound */
+	__u32 qp_num;		/* QP number, 0: none */
+	__u8 source;		/* enum ccld_rdma_src */
+	__u8 event;		/* enum ib_event_type (IB_EVENT_*), CCLD_RDMA_NONE */
+	__u8 old_state;		/* enum ib_qp_state (IB_QPS_*), CCLD_RDMA_NONE */
+	__u8 new_state;		/* enum ib_qp_state, CCLD_RDMA_NONE */
+	__u32 pad;
+};
+
 struct ccld_lost {		/* CCLD_EV_LOST */
 	__u64 main_drops;	/* cumulative, all CPUs */
 	__u64 rare_drops;
@@ -240,6 +299,8 @@ struct ccld_event {
 		struct ccld_lost lost;
 		struct ccld_label label;
 		struct ccld_xid xid;
+		struct ccld_tcp tcp;
+		struct ccld_rdma rdma;
 		__u8 raw[64];
 	} u;
 	__u64 thread;		/* CCLD_EV_PROXY from BPF: pthread_t (x86-64 fsbase) */

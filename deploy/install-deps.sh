@@ -5,7 +5,7 @@
 set -e
 PKGS="gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config python3 iproute2 procps libclang-rt-14-dev dwarves
-libhiredis-dev libmicrohttpd-dev redis-server curl"
+libhiredis-dev libmicrohttpd-dev redis-server curl nftables"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -15,6 +15,7 @@
 #include "elfsym.h"
 #include "hooks.h"
 #include "output.h"
+#include "probe_check_rdma.h"
 
 #define MAX_FEATURES	64
 
@@ -48,6 +49,7 @@ struct check {
 	int req_missing;
 	struct feature feat[MAX_FEATURES];
 	int nfeat;
+	struct rdma_plan rdma;	/* this kernel's RDMA verbs functions (tier D) */
 };
 
 static struct feature *add_feature(struct check *c, const char *name, bool on)
@@ -199,6 +201,9 @@ static void compute_features(struct check *c)
 	dwarf_feature(c, "device of each rank (cudaDev/busId)", dev);
 	proxy_feature(c, "proxy progress (tier C)", op_hooks);
 	proxy_feature(c, "proxy step progress (tier C)", step_hooks);
+	f = add_feature(c, "RDMA verbs control path (tier D, this kernel)",
+			c->rdma.usable > 0);
+	pc_rdma_verdict(&c->rdma, f->detail, sizeof(f->detail));
 }
 
 static double now_s(void)
@@ -272,6 +277,7 @@ static void print_text(const struct check *c)
 		printf("\n");
 	}
 
+	pc_rdma_text(stdout, &c->rdma);
 	printf("\nfeatures\n");
 	for (i = 0; i < c->nfeat; i++) {
 		printf("  %s: %s", c->feat[i].name, c->feat[i].on ? "on" : "off");
@@ -338,6 +344,7 @@ static void print_json(const struct check *c)
 	printf("%s}", last[0] ? "}" : "");
 	printf(",\"comm_size\":%ld,\"seq_number_n\":%u,\"sub_size\":%d",
 	       c->l.comm_size, c->l.comm.seq_number_n, c->l.proxy.sub_size);
+	pc_rdma_json(stdout, &c->rdma);
 	printf(",\"features\":[");
 	for (i = 0; i < c->nfeat; i++) {
 		printf("%s{\"name\":", i ? "," : "");
@@ -411,6 +418,7 @@ int cmd_probe_check(int argc, char **argv)
 		dwarf_layout_clear(&c.l);
 	}
 	c.dwarf_s = now_s() - t0;
+	rdma_plan_make(&c.rdma, "");
 	compute_features(&c);
 	if (json)
 		print_json(&c);

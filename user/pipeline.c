@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "an_wire.h"
 #include "analyzer.h"
 #include "hooks.h"
@@ -393,6 +395,18 @@ const struct host_info *pipeline_host(const struct pipeline *p, uint32_t id)
 	return id < p->nhosts ? &p->hosts[id] : &unknown;
 }
 
+/* "addr:port" of a TCP record's other end */
+static void tcp_remote(const struct ccld_tcp *t, char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (t->family == AF_INET6)
+		inet_ntop(AF_INET6, t->raddr, a, sizeof(a));
+	else
+		inet_ntop(AF_INET, t->raddr, a, sizeof(a));
+	snprintf(out, n, t->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, t->rport);
+}
+
 void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
 {
 	state_feed(p->st, host, ev);
@@ -404,6 +418,31 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		w->xid = ev->u.xid.xid;
 		snprintf(w->label, sizeof(w->label), "%.*s", (int)sizeof(ev->u.xid.text),
 			 ev->u.xid.text);
+		feed_an(p, host);
+	}
+	if (ev->type == CCLD_EV_TCP) {
+		struct an_wire *w = wire(p, AW_TCP, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		w->peer_pid = ev->u.tcp.peer_pid;
+		w->tcp_kind = (enum an_tcp_kind)ev->u.tcp.kind;
+		w->tcp_old = ev->u.tcp.old_state;
+		w->tcp_new = ev->u.tcp.new_state;
+		tcp_remote(&ev->u.tcp, w->label, sizeof(w->label));
+		feed_an(p, host);
+	}
+	if (ev->type == CCLD_EV_RDMA && ev->pid && ev->u.rdma.dev[0]) {
+		struct an_wire *w = wire(p, AW_RDMA, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		memcpy(w->nic.dev, ev->u.rdma.dev, sizeof(w->nic.dev));
+		w->nic.dev[sizeof(w->nic.dev) - 1] = '\0';
+		w->nic.port = ev->u.rdma.port;
+		w->nic.qp_num = ev->u.rdma.qp_num;
+		w->nic.source = ev->u.rdma.source;
+		w->nic.event = ev->u.rdma.event;
+		w->nic.old_state = ev->u.rdma.old_state;
+		w->nic.new_state = ev->u.rdma.new_state;
 		feed_an(p, host);
 	}
 	if (ev->type == CCLD_EV_PROC_LABEL) {

@@ -28,12 +28,17 @@
 #include "proxy_live.h"
 #include "agent_metrics.h"
 #include "kmsg.h"
+#include "analyzer.h"
+#include "rdma_attach.h"
+#include "rdma_devs.h"
+#include "tcpwatch.h"
 #include "proclabels.h"
 #include "fleet_agent.h"
 #include "tracer.h"
 
 #define TICK_NS		250000000ULL
 #define RESCAN_NS	500000000ULL
+#define TCP_SCAN_NS	1000000000ULL	/* re-reading traced processes' sockets */
 #define FLUSH_NS	1000000000ULL
 
 struct tracked {
@@ -64,6 +69,10 @@ struct tracer {
 	struct fleet_agent *fleet;	/* daemon: records go to Redis */
 	struct agent_metrics *am;	/* daemon --metrics */
 	struct kmsg *kmsg;		/* GPU Xid lines, NULL: not readable */
+	struct rdma_watch *rdma;	/* RDMA verbs programs (tier D) */
+	struct tcpwatch *tcp;		/* TCP tracepoints, NULL: none attached */
+	uint64_t next_tcp_scan;
+	uint64_t tcp_records;		/* CCLD_EV_TCP seen */
 	char node[64];			/* this host's name in records (as capture headers) */
 };
 
@@ -303,6 +312,48 @@ static void on_lib_load(struct tracer *t, const struct ccld_event *ev)
 			ev->pid, strerror(errno));
 }
 
+/*
+ * An RDMA record from BPF.  QP and CQ records carry their owner (the BPF
+ * side checked the PID filter; --all: only processes traced here count);
+ * port and device records (pid 0) become one record for each traced
+ * process that has the device open, so captures hold the attribution.
+ */
+static void on_rdma(struct tracer *t, const struct ccld_event *ev)
+{
+	const struct ccld_rdma *r = &ev->u.rdma;
+	struct ccld_event copy;
+	char dev[sizeof(r->dev) + 1];
+	size_t i, nd = 0;
+
+	snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(r->dev), r->dev);
+	if (ev->pid) {
+		struct tracked *p = find_tracked(t, ev->pid);
+
+		if (p && !p->gone)
+			emit(t, ev);
+		else if (t->o->verbose)
+			fprintf(stderr, "ccld-trace: RDMA %s QP 0x%x of untraced process %u: "
+				"source %u event %u state %u\n", dev, r->qp_num, ev->pid,
+				r->source, r->event, r->new_state);
+		return;
+	}
+	for (i = 0; i < t->nprocs; i++) {
+		if (t->procs[i].gone || !rdma_dev_in_use("", t->procs[i].pid, dev))
+			continue;
+		copy = *ev;
+		copy.pid = copy.tid = t->procs[i].pid;
+		emit(t, &copy);
+		nd++;
+	}
+	if (t->o->verbose || !nd) {
+		struct an_nic_event ne = { .source = r->source, .event = r->event,
+					   .new_state = r->new_state };
+
+		fprintf(stderr, "ccld-trace: RDMA %s port %u: %s: %zu traced "
+			"process(es) use it\n", dev, r->port, an_nic_event_name(&ne), nd);
+	}
+}
+
 static int ts_cmp(const void *a, const void *b)
 {
 	const struct ccld_event *x = a, *y = b;
@@ -325,6 +376,14 @@ static void drain_batch(struct tracer *t)
 
 		if (ev->type == CCLD_EV_LIB_LOAD)
 			on_lib_load(t, ev);
+		if (ev->type == CCLD_EV_RDMA) {
+			on_rdma(t, ev);		/* attributed, then emitted */
+			continue;
+		}
+		if (ev->type == CCLD_EV_TCP && t->tcp) {
+			tcpwatch_resolve(t->tcp, ev);
+			t->tcp_records++;
+		}
 		/* a proxy record without its comm is of no use to anyone */
 		if (ev->type == CCLD_EV_PROXY && !proxy_live_resolve(t->proxy, ev))
 			continue;
@@ -537,6 +596,22 @@ static int load_proxy(struct tracer *t)
 	return 0;
 }
 
+/* Tier D RDMA programs: whatever this kernel allows, said once; never fatal. */
+static int load_rdma(struct tracer *t)
+{
+	struct rdma_shared_maps m = {
+		.events = bpf_map__fd(t->skel->maps.events),
+		.rare_events = bpf_map__fd(t->skel->maps.rare_events),
+		.drops = bpf_map__fd(t->skel->maps.drops),
+		.pid_filter = bpf_map__fd(t->skel->maps.pid_filter),
+	};
+
+	t->rdma = rdma_watch_open(&m, !t->o->all);
+	fprintf(stderr, "ccld-trace: kernel evidence: rdma: %s\n",
+		rdma_watch_summary(t->rdma));
+	return 0;
+}
+
 static void emit_cb(void *ctx, const struct ccld_event *ev)
 {
 	emit(ctx, ev);
@@ -554,7 +629,7 @@ static int setup(struct tracer *t)
 {
 	const struct trace_opts *o = t->o;
 	struct capture_header hdr;
-	char err[512];
+	char err[512], summary[512];
 	int ret, i;
 
 	t->skel = nccl_api_bpf__open();
@@ -572,7 +647,7 @@ static int setup(struct tracer *t)
 			" (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		return -1;
 	}
-	if (load_cuda(t) || load_proxy(t))
+	if (load_cuda(t) || load_proxy(t) || load_rdma(t))
 		return -1;
 	t->att.skel = t->skel;
 	t->att.cuda_skel = t->cuda_skel;
@@ -628,6 +703,10 @@ static int setup(struct tracer *t)
 	}
 	if (o->all)
 		rescan(t, now_ns());
+	/* tier D: TCP trouble on the traced processes' sockets */
+	t->tcp = tcpwatch_open(bpf_map__fd(t->skel->maps.events),
+			       bpf_map__fd(t->skel->maps.drops), summary, sizeof(summary));
+	fprintf(stderr, "ccld-trace: kernel evidence: %s\n", summary);
 	/* tier D: GPU errors from the kernel log (absent: said once, goes on) */
 	t->kmsg = kmsg_open(err, sizeof(err));
 	if (!t->kmsg)
@@ -690,6 +769,21 @@ static void on_xid(void *ctx, const struct xid_line *x)
 			" process(es) use it\n", x->bus, x->xid, x->text, nd);
 }
 
+/* the TCP watch follows the sockets of the processes traced now */
+static void scan_sockets(struct tracer *t)
+{
+	uint32_t *pids = malloc((t->nprocs + 1) * sizeof(*pids));
+	size_t i, n = 0;
+
+	if (!pids)
+		return;
+	for (i = 0; i < t->nprocs; i++)
+		if (!t->procs[i].gone)
+			pids[n++] = (uint32_t)t->procs[i].pid;
+	tcpwatch_scan(t->tcp, pids, n);
+	free(pids);
+}
+
 static void update_metrics(struct tracer *t, uint64_t now)
 {
 	struct agent_numbers n = { 0 };
@@ -730,6 +824,10 @@ static void loop(struct tracer *t, uint64_t start)
 			emit(t, &ev);
 			if (t->kmsg)
 				kmsg_poll(t->kmsg, on_xid, t);
+			if (t->tcp && now >= t->next_tcp_scan) {
+				scan_sockets(t);
+				t->next_tcp_scan = now + TCP_SCAN_NS;
+			}
 			/* after the tick: the analyzer may have asked for a closer look */
 			proxy_live_tick(t->proxy, now, emit_cb, t);
 			if (t->am)
@@ -837,6 +935,10 @@ int tracer_run(const struct trace_opts *o)
 	loop(&t, start);
 	pipeline_finish(t.pl, (now_ns() - start) / 1e9);
 	proxy_live_report(t.proxy, now_ns(), stderr);
+	if (t.tcp)
+		fprintf(stderr, "ccld-trace: tier D: %llu TCP records (retransmits, resets, state"
+			" changes) on %zu watched sockets\n", (unsigned long long)t.tcp_records,
+			tcpwatch_size(t.tcp));
 	if (t.fleet)
 		fleet_agent_report(t.fleet, stderr);
 	rc = t.err ? 1 : 0;
@@ -849,6 +951,8 @@ out:
 	}
 	ring_buffer__free(t.rb);
 	kmsg_close(t.kmsg);
+	rdma_watch_free(t.rdma);
+	tcpwatch_free(t.tcp);
 	proxy_live_free(t.proxy);
 	attacher_free(&t.att);
 	proxy_bpf__destroy(t.proxy_skel);

@@ -99,5 +99,32 @@ if [ -r "$SIMLIB/libnccl.so.2" ]; then
 	check_json "$TMP/sim.json" sim || fail "stand-in: JSON check failed"
 	checked=1
 fi
+# the kernel's RDMA verbs functions (tier D): said in text and JSON; on a
+# kernel without ib_core (these machines) "not attached" with the reason
+$PC "$TMP/libnccl.so.2" >"$TMP/rdma.txt" 2>&1
+$PC --json "$TMP/libnccl.so.2" >"$TMP/rdma.json" 2>&1
+grep -q '^rdma: \(not attached: \|would attach \)' "$TMP/rdma.txt" ||
+	fail "no rdma line: $(cat "$TMP/rdma.txt")"
+python3 - "$TMP/rdma.json" <<'PY' || fail "rdma JSON: $(cat "$TMP/rdma.json")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+r = o["rdma"]
+ks = open("/proc/kallsyms").read()
+assert len(r["targets"]) == 4, r
+assert {t["function"] for t in r["targets"]} == {"ib_modify_qp_with_udata",
+    "ib_dispatch_event", "ib_uverbs_qp_event_handler", "ib_uverbs_cq_event_handler"}
+f = [x for x in o["features"] if x["name"].startswith("RDMA verbs")]
+assert len(f) == 1 and f[0]["on"] == (r["usable"] > 0), f
+if " ib_modify_qp_with_udata" not in ks:
+    assert r["usable"] == 0 and r["summary"].startswith("not attached: "), r
+    assert "ib_core" in r["reason"], r
+    assert all(t["method"] is None and t["why"] for t in r["targets"]), r
+else:
+    assert r["targets"][0]["in_kallsyms"], r
+PY
+if ! grep -q ' ib_modify_qp_with_udata' /proc/kallsyms; then
+	grep -qx 'rdma: not attached: \(no ib_core in this kernel\|ib_core module not loaded.*\)' \
+		"$TMP/rdma.txt" || fail "rdma: $(grep '^rdma' "$TMP/rdma.txt")"
+fi
 [ $checked = 1 ] || skip "neither the real libnccl.so.2 nor the stand-in is present"
 echo "probe-check: ok"

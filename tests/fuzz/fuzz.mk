@@ -13,13 +13,18 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 
 ifneq ($(wildcard $(FUZZ_RT)),)
 FUZZ_BINS  := $(OUT)/tests/fuzz/fuzz_capture $(OUT)/tests/fuzz/fuzz_an_wire \
-	      $(OUT)/tests/fuzz/fuzz_kmsg
+	      $(OUT)/tests/fuzz/fuzz_kmsg $(OUT)/tests/fuzz/fuzz_procnet
 endif
 
 $(OUT)/tests/fuzz/fuzz_kmsg: tests/fuzz/fuzz_kmsg.c user/kmsg.c user/kmsg.h
 	$(call msg,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_kmsg.c user/kmsg.c
+
+$(OUT)/tests/fuzz/fuzz_procnet: tests/fuzz/fuzz_procnet.c user/procnet.c user/procnet.h
+	$(call msg,FUZZ-CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_procnet.c user/procnet.c
 
 # the analyzer library and its hash map: no libbpf
 $(OUT)/tests/fuzz/fuzz_an_wire: tests/fuzz/fuzz_an_wire.c $(wildcard analyzer/*.c) \

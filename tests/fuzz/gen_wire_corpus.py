@@ -7,6 +7,18 @@ import struct
 import sys
 
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
+TCP, RDMA = 12, 13
+
+
+def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
+    """AW_TCP: pid, peer pid, kind, old/new state, remote (u8 length + bytes)"""
+    return hdr(TCP, ts) + struct.pack("<IIBBBB", pid, peer, kind, old, new, len(remote)) + remote
+
+
+def rdma(ts, pid, port, qp, source, event, new_state, dev=b"mlx5_0"):
+    """AW_RDMA: device (u8 length + bytes), port, QP, source, event, states, pid"""
+    return (hdr(RDMA, ts) + struct.pack("<B", len(dev)) + dev
+            + struct.pack("<IIBBBBI", port, qp, source, event, 0xff, new_state, pid))
 
 
 def hdr(t, ts):
@@ -56,6 +68,12 @@ def job(nranks, t0, hang_rank=-1):
         out += rec(hdr(LABEL, t0) + struct.pack("<IBB", 100 + kind, kind, len(value)) + value)
     text = b"GPU has fallen off the bus."
     out += rec(hdr(XID, t0 + 2_500_000_000) + struct.pack("<IQIB", 102, 0x1a000, 79, len(text)) + text)
+    for k in range(3):
+        out += rec(tcp(t0 + 2_550_000_000 + k, 102, 103, 1))          # retransmits r2 -> r3
+    out += rec(tcp(t0 + 2_560_000_000, 102, 0, 2, remote=b"10.0.0.9:4242"))  # reset received
+    out += rec(tcp(t0 + 2_570_000_000, 102, 103, 4, 1, 7))            # established -> close
+    out += rec(rdma(t0 + 2_600_000_000, 101, 1, 0, 2, 10, 0xff))      # port error
+    out += rec(rdma(t0 + 2_700_000_000, 102, 1, 0x1a2, 1, 0xff, 6))   # QP to ERR
     out += rec(hdr(GONE, t0 + 3_000_000_000) + key(103, comm, 3, nranks))
     for k in range(40):
         out += rec(hdr(CLOCK, t0 + 3_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Network evidence (tier D, TCP): retransmits, resets and closes on the
+ * connections of traced processes (NCCL's socket transport), per
+ * (process, peer) pair, counted in one-second buckets of the host's clock.
+ *
+ * Verdicts that point at the network (S2, the network part of S3, H3) cite
+ * the recent counts on the culprits' connections, and the slow detector
+ * asks which process is at one end of every retransmitting connection of a
+ * comm: a lossy link shows on both directions (the rank's own sends and
+ * its peers' sends to it), so the send rates alone cannot tell the two
+ * ends apart, while the common endpoint can.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+
+#define NET_WINDOW_S	30	/* counts cited: the last 30 s */
+
+struct an_tcp_pair {
+	uint32_t host, pid, peer_pid;	/* peer_pid 0: not traced, see remote */
+	char remote[AN_LABEL_MAX];
+	uint32_t retrans, resets, closes;	/* since the start */
+	int64_t sec[NET_WINDOW_S];	/* bucket i: second sec[i] of the host's clock */
+	uint32_t cnt[NET_WINDOW_S];	/* retransmits in it */
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
+		  enum an_tcp_kind kind, int old_state, int new_state, const char *remote,
+		  uint64_t t_ns)
+{
+	struct hkey k = hkey3((uint64_t)host << 32 | pid, peer_pid, peer_pid ? 0 : fnv(remote));
+	struct an_tcp_pair *p = hmap_get(&an->tcp, k);
+	int64_t s = (int64_t)(t_ns / 1000000000ull);
+	int i;
+
+	an->stats.records++;
+	if (kind < AN_TCP_RETRANSMIT || kind > AN_TCP_STATE || !an_proc_find(an, host, pid)) {
+		an->stats.rejected++;
+		return;
+	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hmap_put(&an->tcp, k, p)) {
+			free(p);
+			an->stats.rejected++;
+			return;
+		}
+		p->host = host;
+		p->pid = pid;
+		p->peer_pid = peer_pid;
+		snprintf(p->remote, sizeof(p->remote), "%s", remote);
+		for (i = 0; i < NET_WINDOW_S; i++)
+			p->sec[i] = -1;
+	}
+	switch (kind) {
+	case AN_TCP_RETRANSMIT:
+		p->retrans++;
+		i = (int)(s % NET_WINDOW_S);
+		if (p->sec[i] != s) {
+			p->sec[i] = s;
+			p->cnt[i] = 0;
+		}
+		p->cnt[i]++;
+		break;
+	case AN_TCP_RESET_RX:
+	case AN_TCP_RESET_TX:
+		p->resets++;
+		break;
+	case AN_TCP_STATE:
+		/* an established connection that ends (TCP_ESTABLISHED is 1) */
+		if (old_state == 1 && new_state != 1)
+			p->closes++;
+		break;
+	}
+}
+
+void an_net_free(struct an *an)
+{
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->tcp, &it, &k, &v);)
+		free(v);
+	hmap_free(&an->tcp);
+}
+
+/* retransmits of P in the last NET_WINDOW_S seconds of its host's clock */
+static uint32_t recent(const struct an *an, const struct an_tcp_pair *p)
+{
+	int64_t now = p->host < an->nhosts && an->hosts[p->host].have_now ?
+		      (int64_t)(an->hosts[p->host].now / 1000000000ull) : -1;
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < NET_WINDOW_S; i++)
+		if (p->sec[i] >= 0 && (now < 0 || p->sec[i] > now - NET_WINDOW_S))
+			sum += p->cnt[i];
+	return sum;
+}
+
+static int32_t rank_of(const struct an *an, const struct an_comm *c, uint32_t host, uint32_t pid)
+{
+	int32_t r;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[r]);
+
+		if (p && p->host == host && p->pid == pid)
+			return r;
+	}
+	return -1;
+}
+
+int32_t an_net_common_rank(const struct an *an, const struct an_comm *c, uint32_t *nlinks,
+			   uint32_t *nretrans)
+{
+	uint32_t host = 0, a = 0, b = 0;	/* the candidates: both ends of the first link */
+	bool any = false;
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	*nlinks = *nretrans = 0;
+	for (it = 0; hmap_next(&an->tcp, &it, &k, &v);) {
+		const struct an_tcp_pair *p = v;
+		uint32_t n = recent(an, p);
+
+		if (!n || (rank_of(an, c, p->host, p->pid) < 0 &&
+			   (!p->peer_pid || rank_of(an, c, p->host, p->peer_pid) < 0)))
+			continue;
+		(*nlinks)++;
+		*nretrans += n;
+		if (!any) {
+			any = true;
+			host = p->host;
+			a = p->pid;
+			b = p->peer_pid;
+			continue;
+		}
+		if (p->host != host) {
+			a = b = 0;
+			continue;
+		}
+		if (a != p->pid && a != p->peer_pid)
+			a = 0;
+		if (b != p->pid && b != p->peer_pid)
+			b = 0;
+	}
+	/* one link: both ends fit; no end common to all: no answer */
+	if (!any || (a && b) || (!a && !b))
+		return -1;
+	return rank_of(an, c, host, a ? a : b);
+}
+
+struct link {
+	const struct an_tcp_pair *p;
+	uint32_t n;
+};
+
+static int link_cmp(const void *a, const void *b)
+{
+	const struct link *x = a, *y = b;
+
+	return x->n != y->n ? (x->n < y->n ? 1 : -1) :
+	       x->p->pid != y->p->pid ? (x->p->pid < y->p->pid ? -1 : 1) :
+	       (x->p->peer_pid > y->p->peer_pid) - (x->p->peer_pid < y->p->peer_pid);
+}
+
+/* "r2" for a rank of C, else "pid N" / the remote address */
+static void end_name(const struct an *an, const struct an_comm *c, uint32_t host, uint32_t pid,
+		     const char *remote, char *out, size_t n)
+{
+	int32_t r = pid ? rank_of(an, c, host, pid) : -1;
+
+	if (r >= 0)
+		snprintf(out, n, "r%d", r);
+	else if (pid)
+		snprintf(out, n, "pid %u", pid);
+	else
+		snprintf(out, n, "%s", remote);
+}
+
+#define NOTE_LINKS	6	/* links listed in the text, most retransmits first */
+
+void an_net_note(const struct an *an, const struct an_comm *c, struct an_verdict *v)
+{
+	char a[AN_LABEL_MAX + 8], b[AN_LABEL_MAX + 8];
+	uint32_t total = 0, resets = 0, closes = 0, i, nl = 0, cap = 0;
+	struct link *links = NULL;
+	size_t len, it;
+	struct hkey k;
+	void *val;
+
+	for (it = 0; hmap_next(&an->tcp, &it, &k, &val);) {
+		const struct an_tcp_pair *p = val;
+		uint32_t n = recent(an, p);
+		bool named = false;
+
+		for (i = 0; i < v->ncul && !named; i++)
+			named = v->cul[i].host == p->host &&
+				(v->cul[i].pid == p->pid || v->cul[i].pid == p->peer_pid);
+		if (!named)
+			continue;
+		resets += p->resets;
+		closes += p->closes;
+		if (!n)
+			continue;
+		total += n;
+		if (nl == cap) {
+			struct link *l = realloc(links, (cap = cap ? 2 * cap : 16) * sizeof(*l));
+
+			if (!l)
+				break;
+			links = l;
+		}
+		links[nl].p = p;
+		links[nl++].n = n;
+	}
+	len = strlen(v->text);
+	if (total && len < sizeof(v->text)) {
+		qsort(links, nl, sizeof(*links), link_cmp);
+		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+			"; TCP: %u retransmits in the last %d s on the culprit's connections (",
+			total, NET_WINDOW_S);
+		for (i = 0; i < nl && i < NOTE_LINKS && len < sizeof(v->text); i++) {
+			end_name(an, c, links[i].p->host, links[i].p->pid, "", a, sizeof(a));
+			end_name(an, c, links[i].p->host, links[i].p->peer_pid, links[i].p->remote,
+				 b, sizeof(b));
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len, "%s%s->%s %u",
+						i ? ", " : "", a, b, links[i].n);
+		}
+		if (len < sizeof(v->text))
+			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len, "%s)",
+						nl > NOTE_LINKS ? ", ..." : "");
+	}
+	if ((resets || closes) && len < sizeof(v->text))
+		snprintf(v->text + len, sizeof(v->text) - len,
+			 "; TCP: %u resets, %u established connections closed", resets, closes);
+	if (total) {
+		an_verdict_val_i(v, "tcp_retransmits", total);
+		an_verdict_val_i(v, "tcp_links", nl);
+	}
+	if (resets)
+		an_verdict_val_i(v, "tcp_resets", resets);
+	if (closes)
+		an_verdict_val_i(v, "tcp_closes", closes);
+	free(links);
+}
