@@ -64,7 +64,7 @@ ANALYZER   := $(OUT)/bin/ccld-analyzer
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 
-.PHONY: all deps test demo bench bench-build clean fuzz tests-build sim
+.PHONY: all deps test demo bench bench-build clean fuzz tests-build sim kernel-proof
 .DEFAULT_GOAL := all
 # keep BPF objects: probe-check and tests load them directly
 .SECONDARY: $(BPF_OBJS) $(SKELS)
@@ -194,6 +194,12 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all bench-build
 	$(Q)$(OUT)/tests/bench/bench_locator
 	$(Q)tests/bench.sh
+
+# the RDMA programs attach and fire on a kernel that has RDMA (Debian 6.1
+# under QEMU, ~5 min; needs tests/kernel/debian-kernel.sh fetch): .ci/run
+kernel-proof: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/kernel/check_qemu_rdma.sh
 
 clean:
 	$(Q)rm -rf $(OUT)

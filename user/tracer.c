@@ -606,9 +606,8 @@ static int load_rdma(struct tracer *t)
 		.pid_filter = bpf_map__fd(t->skel->maps.pid_filter),
 	};
 
+	/* said with the other kernel evidence, once the processes are attached */
 	t->rdma = rdma_watch_open(&m, !t->o->all);
-	fprintf(stderr, "ccld-trace: kernel evidence: rdma: %s\n",
-		rdma_watch_summary(t->rdma));
 	return 0;
 }
 
@@ -706,6 +705,8 @@ static int setup(struct tracer *t)
 	/* tier D: TCP trouble on the traced processes' sockets */
 	t->tcp = tcpwatch_open(bpf_map__fd(t->skel->maps.events),
 			       bpf_map__fd(t->skel->maps.drops), summary, sizeof(summary));
+	fprintf(stderr, "ccld-trace: kernel evidence: rdma: %s\n",
+		rdma_watch_summary(t->rdma));
 	fprintf(stderr, "ccld-trace: kernel evidence: %s\n", summary);
 	/* tier D: GPU errors from the kernel log (absent: said once, goes on) */
 	t->kmsg = kmsg_open(err, sizeof(err));
