@@ -4,7 +4,15 @@
 # a QP moved to error, the link down and up; then bpftool's run counts.
 MODS=$1 TOP=$2
 say() { echo "guest: $*"; }
-mount -t tmpfs tmp /tmp; mount -t tmpfs run /run; mount -t tmpfs var /var/tmp
+# writable scratch on the read-only host root: tmpfs over the usual
+# directories, except one holding the repository (a clone under /tmp)
+S=
+for d in /tmp /var/tmp /run /mnt; do
+	case "$TOP/" in "$d"/*) continue ;; esac
+	mount -t tmpfs scratch "$d" && { [ -n "$S" ] || S=$d; }
+done
+[ -n "$S" ] || { say "no directory for scratch files"; poweroff -f; }
+export TMPDIR=$S
 mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm	# the stand-in's shared memory
 # /lib/modules is not on the read-only host root: insmod by path, in order
 ins() { busybox insmod "$(find "$MODS/kernel" -name "$1.ko" | head -n 1)" || say "insmod $1 failed"; }
@@ -17,30 +25,30 @@ ip link set lo up; ip link set eth0 up; ip addr add 10.0.2.15/24 dev eth0
 for m in crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe; do ins $m; done
 sleep 1
 sysctl -qw kernel.bpf_stats_enabled=1
-export CCLD_CACHE_DIR=/tmp/cache HOME=/tmp
+export CCLD_CACHE_DIR=$S/cache HOME=$S
 # one run: ccld-trace ($1: kprobe or fentry) while rxe0 comes up, a verbs
 # ping-pong runs, a QP goes to ERR and the link goes down and up
 run() {
 	say "=== $1"
 	[ "$1" = fentry ] && export CCLD_RDMA_NO_KPROBES=1
-	"$TOP/build/bin/ccld-trace" --all -v --json --duration 240 >/tmp/trace.out 2>/tmp/trace.err &
+	"$TOP/build/bin/ccld-trace" --all -v --json --duration 240 >$S/trace.out 2>$S/trace.err &
 	tracer=$!
 	sleep 8
-	say "ccld-trace startup: $(grep 'kernel evidence: rdma' /tmp/trace.err)"
+	say "ccld-trace startup: $(grep 'kernel evidence: rdma' $S/trace.err)"
 	rdma link add rxe0 type rxe netdev eth0 && say "rxe0 added" || say "rdma link add failed"
 	sleep 2
-	timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n 100 >/tmp/srv.out 2>&1 &
+	timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n 100 >$S/srv.out 2>&1 &
 	server=$!
 	sleep 2
-	timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n 100 10.0.2.15 >/tmp/cli.out 2>&1
-	say "pingpong client: $(tail -n 2 /tmp/cli.out | tr '\n' ' ')"
+	timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n 100 10.0.2.15 >$S/cli.out 2>&1
+	say "pingpong client: $(tail -n 2 $S/cli.out | tr '\n' ' ')"
 	wait $server
 	"$TOP/build/tests/kernel/qp_error"
 	ip link set eth0 down; sleep 2; ip link set eth0 up; sleep 3
 	bpftool prog show | grep -E "name (kp|fe)_" | sed 's/^/guest: bpftool: /'
 	kill -INT $tracer 2>/dev/null; wait $tracer
 	say "ccld-trace stderr:"
-	sed 's/^/guest: | /' /tmp/trace.err
+	sed 's/^/guest: | /' $S/trace.err
 	rdma link delete rxe0
 	unset CCLD_RDMA_NO_KPROBES
 }
@@ -49,8 +57,8 @@ run() {
 attributed() {
 	say "=== attributed"
 	rdma link add rxe0 type rxe netdev eth0 || say "rdma link add failed"
-	"$TOP/build/bin/ccld-trace" --all --json -o /tmp/rdma.ccld --duration 240 \
-		>/tmp/trace.out 2>/tmp/trace.err &
+	"$TOP/build/bin/ccld-trace" --all --json -o $S/rdma.ccld --duration 240 \
+		>$S/trace.out 2>$S/trace.err &
 	tracer=$!
 	sleep 8
 	"$TOP/build/tests/kernel/nccl_qp_error" 10 &
@@ -60,10 +68,10 @@ attributed() {
 	wait $job
 	sleep 2
 	kill -INT $tracer 2>/dev/null; wait $tracer
-	grep '"type":"verdict"' /tmp/trace.out | sed 's/^/guest: live: /'
-	"$TOP/build/bin/ccld-trace" replay /tmp/rdma.ccld --json | grep '"type":"verdict"' |
+	grep '"type":"verdict"' $S/trace.out | sed 's/^/guest: live: /'
+	"$TOP/build/bin/ccld-trace" replay $S/rdma.ccld --json | grep '"type":"verdict"' |
 		sed 's/^/guest: replay: /'
-	sed 's/^/guest: | /' /tmp/trace.err
+	sed 's/^/guest: | /' $S/trace.err
 	rdma link delete rxe0
 }
 run kprobe

@@ -292,8 +292,75 @@ static void test_comparable_group(void)
 	sim_fini(&s);
 }
 
+/* N retransmits on pid FROM's connection to pid TO, now */
+static void retransmits(struct sim *s, uint32_t from, uint32_t to, int n)
+{
+	while (n--)
+		an_tcp_event(s->an, s->host_id[0], from, to, AN_TCP_RETRANSMIT, 0, 0, "", s->now[0]);
+}
+
+static const struct an_verdict *first_new(const struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->nv; i++)
+		if (s->v[i].kind == AN_V_NEW)
+			return &s->v[i];
+	return NULL;
+}
+
+/*
+ * Rank 2 arrives last (S1 by the timings) while rank 3's link retransmits
+ * in both directions (rank 3 -> 0 and 1 -> 3): with enough retransmits the
+ * slowdown is the network's, and its culprit is rank 3, the end common to
+ * every retransmitting connection; with a few, S1 and rank 2 stand.
+ */
+static void test_tcp_link(void)
+{
+	const struct an_verdict *v;
+	uint64_t rng = 42;
+	struct sim s;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	rounds(&s, &rng, 110, -1, 0);
+	retransmits(&s, 103, 100, 14);
+	retransmits(&s, 101, 103, 9);
+	rounds(&s, &rng, 4, 2, 30 * MS);
+	v = first_new(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK_STR(sim_culprits(v), "3");
+		CHECK(sim_val(v, "tcp_rank") && sim_val(v, "tcp_rank")->i == 3);
+		CHECK(sim_val(v, "tcp_retransmits") && sim_val(v, "tcp_retransmits")->i == 23);
+		CHECK(strstr(v->text, "rank 3 is at one end of each of the 2 connections with"
+			     " TCP retransmits (23): its link") != NULL);
+		CHECK(strstr(v->text, "network, not computation") != NULL);
+		CHECK(strstr(v->text, "(r3->r0 14, r1->r3 9)") != NULL);
+	}
+	sim_fini(&s);
+
+	rng = 42;
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	rounds(&s, &rng, 110, -1, 0);
+	retransmits(&s, 103, 100, 3);
+	retransmits(&s, 101, 103, 2);
+	rounds(&s, &rng, 4, 2, 30 * MS);
+	v = first_new(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_S1);
+		CHECK_STR(sim_culprits(v), "2");
+		CHECK(strstr(v->text, "network, not computation") == NULL);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_tcp_link();
 	test_comparable_group();
 	test_s1_onset_recovery();
 	test_s2_step_sample();
