@@ -27,20 +27,11 @@ struct an_tcp_pair {
 	uint32_t cnt[NET_WINDOW_S];	/* retransmits in it */
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
 void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
 		  enum an_tcp_kind kind, int old_state, int new_state, const char *remote,
 		  uint64_t t_ns)
 {
-	struct hkey k = hkey3((uint64_t)host << 32 | pid, peer_pid, peer_pid ? 0 : fnv(remote));
+	struct hkey k = hkey3((uint64_t)host << 32 | pid, peer_pid, peer_pid ? 0 : hkey_str(remote));
 	struct an_tcp_pair *p = hmap_get(&an->tcp, k);
 	int64_t s = (int64_t)(t_ns / 1000000000ull);
 	int i;

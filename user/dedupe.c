@@ -11,15 +11,6 @@ struct dd_prod {
 	uint64_t bits[WORDS];	/* seq base + 1 + i is bit i, ring by (seq % W) */
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 void dedupe_init(struct dedupe *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -66,7 +57,7 @@ static void advance(struct dd_prod *p)
 bool dedupe_first(struct dedupe *d, const char *node, uint64_t inst, uint64_t seq,
 		  int *err)
 {
-	struct hkey key = hkey3(fnv(node), inst, strlen(node));
+	struct hkey key = hkey3(hkey_str(node), inst, strlen(node));
 	struct dd_prod *p = hmap_get(&d->producers, key);
 
 	*err = 0;

@@ -44,4 +44,14 @@ static inline struct hkey hkey3(uint64_t a, uint64_t b, uint64_t c)
 	return k;
 }
 
+/* FNV-1a of a NUL-terminated string: a key word for names */
+static inline uint64_t hkey_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
 #endif

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
-#include <infiniband/verbs.h>
 #include <nccl.h>
+#include "verbs_qp.h"
 
 #define NCCLOK(call) do {						\
 	ncclResult_t r_ = (call);					\
@@ -34,46 +34,19 @@ static void allreduce(ncclComm_t comm, float *buf, cudaStream_t s, int n)
 		fprintf(stderr, "nccl_qp_error: cudaStreamSynchronize failed\n");
 }
 
-/* opens the first verbs device, creates an RC QP and moves it to ERR */
+/* a QP of the first verbs device to ERR; the device stays open */
 static struct ibv_context *qp_to_error(void)
 {
-	struct ibv_qp_init_attr qia = { 0 };
-	struct ibv_qp_attr a = { 0 };
-	struct ibv_device **devs;
 	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	int n, err;
+	const char *dev = "?";
+	uint32_t qpn = 0;
+	int err = verbs_qp_to_error("nccl_qp_error", &ctx, &dev, &qpn);
 
-	devs = ibv_get_device_list(&n);
-	if (!devs || n < 1) {
-		fprintf(stderr, "nccl_qp_error: no verbs device\n");
-		return NULL;
+	if (err >= 0) {
+		printf("nccl_qp_error: pid %d: %s QP 0x%x to ERR: %s\n", (int)getpid(), dev, qpn,
+		       err ? strerror(err) : "ok");
+		fflush(stdout);
 	}
-	ctx = ibv_open_device(devs[0]);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
-	qia.send_cq = qia.recv_cq = cq;
-	qia.qp_type = IBV_QPT_RC;
-	qia.cap.max_send_wr = qia.cap.max_recv_wr = 1;
-	qia.cap.max_send_sge = qia.cap.max_recv_sge = 1;
-	qp = cq ? ibv_create_qp(pd, &qia) : NULL;
-	if (!qp) {
-		fprintf(stderr, "nccl_qp_error: cannot create a QP on %s\n",
-			ibv_get_device_name(devs[0]));
-		return ctx;
-	}
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_ERR;
-	err = err ? err : ibv_modify_qp(qp, &a, IBV_QP_STATE);
-	printf("nccl_qp_error: pid %d: %s QP 0x%x to ERR: %s\n", (int)getpid(),
-	       ibv_get_device_name(devs[0]), qp->qp_num, err ? strerror(err) : "ok");
-	fflush(stdout);
 	return ctx;	/* kept open: port events are attributed by device */
 }
 

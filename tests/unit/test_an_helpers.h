@@ -292,6 +292,56 @@ static inline const struct an_value *sim_val(const struct an_verdict *v,
 	return NULL;
 }
 
+/* KEY's value when it is an integer (-1 otherwise) / a string (NULL) */
+static inline int64_t sim_val_i(const struct an_verdict *v, const char *key)
+{
+	const struct an_value *x = sim_val(v, key);
+
+	return x && !x->is_str ? x->i : -1;
+}
+
+static inline const char *sim_val_s(const struct an_verdict *v, const char *key)
+{
+	const struct an_value *x = sim_val(v, key);
+
+	return x && x->is_str ? x->s : NULL;
+}
+
+/* the last verdict of class CLS, NULL: none */
+static inline const struct an_verdict *sim_last_cls(const struct sim *s, enum an_class cls)
+{
+	const struct an_verdict *v = NULL;
+	int i;
+
+	for (i = 0; i < s->nv; i++)
+		if (s->v[i].cls == cls)
+			v = &s->v[i];
+	return v;
+}
+
+/*
+ * Comm HASH (4 ranks): 4 clean all-reduce rounds, then rank RANK's GPU
+ * never finishes seq 4 while the others do, and every rank enters seq 5
+ * (test_an_h3's tier B case: an H3 once the stall threshold passes).
+ */
+static inline void sim_gpu_hang(struct sim *s, uint64_t hash, int rank)
+{
+	int i, r;
+
+	for (i = 0; i < 4; i++) {
+		sim_round(s, hash, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(s, 10000000);
+	}
+	for (r = 0; r < 4; r++) {
+		struct an_op op = sim_call(s, hash, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+		if (r != rank)
+			sim_complete(s, &op);
+	}
+	for (r = 0; r < 4; r++)
+		sim_call(s, hash, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+}
+
 /* detection within stall_s + one tick of the last progress */
 static inline void check_latency(const struct an_verdict *v, double thresh_s)
 {

@@ -26,26 +26,6 @@ static struct an_nic_event nic(uint8_t source, uint8_t event, uint32_t port,
 	return e;
 }
 
-static const char *val_s(const struct an_verdict *v, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < v->nval; i++)
-		if (!strcmp(v->val[i].key, key) && v->val[i].is_str)
-			return v->val[i].s;
-	return NULL;
-}
-
-static int64_t val_i(const struct an_verdict *v, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < v->nval; i++)
-		if (!strcmp(v->val[i].key, key) && !v->val[i].is_str)
-			return v->val[i].i;
-	return -1;
-}
-
 static void test_names(void)
 {
 	struct an_nic_event e = nic(CCLD_RDMA_DEV_EVENT, 10, 1, 0, CCLD_RDMA_NONE);
@@ -85,8 +65,8 @@ static void test_verdict(void)
 	CHECK_STR(sim_culprits(&s.v[0]), "2");
 	CHECK(strstr(s.v[0].text, "the NIC mlx5_0 port 1 of rank 2 (pid 102) "
 		     "reported port error") != NULL);
-	CHECK_STR(val_s(&s.v[0], "nic"), "mlx5_0");
-	CHECK_INT(val_i(&s.v[0], "port"), 1);
+	CHECK_STR(sim_val_s(&s.v[0], "nic"), "mlx5_0");
+	CHECK_INT(sim_val_i(&s.v[0], "port"), 1);
 	json_init(&b);
 	CHECK_INT(an_verdict_text(s.an, &s.v[0], &b), 0);
 	CHECK(!strncmp(json_str(&b), "NIC HW", 6));
@@ -107,7 +87,7 @@ static void test_verdict(void)
 	CHECK_INT(s.nv, 3);
 	CHECK(strstr(s.v[2].text, "rank 3 (pid 103) reported QP moved to error, "
 		     "QP 0x1a2") != NULL);
-	CHECK_INT(val_i(&s.v[2], "qp"), 0x1a2);
+	CHECK_INT(sim_val_i(&s.v[2], "qp"), 0x1a2);
 	/* not a traced process; not an error; no device: nothing */
 	an_nic_error(s.an, s.host_id[0], 999, &e, s.now[0] + 5);
 	e = nic(CCLD_RDMA_QP_EVENT, 4, 1, 7, CCLD_RDMA_NONE);
@@ -124,35 +104,21 @@ static void test_verdict(void)
 static void test_h3_cites(void)
 {
 	struct an_nic_event e = nic(CCLD_RDMA_QP_EVENT, 1, 1, 0x33, CCLD_RDMA_NONE);
-	const struct an_verdict *v = NULL;
+	const struct an_verdict *v;
 	struct sim s;
-	int i, r;
 
 	sim_init(&s, 5, 300);
 	sim_comm(&s, TP, 4, NULL);
-	for (i = 0; i < 4; i++) {
-		sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-		sim_step(&s, 10000000);
-	}
-	for (r = 0; r < 4; r++) {
-		struct an_op op = sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-
-		if (r != 2)
-			sim_complete(&s, &op);
-	}
-	for (r = 0; r < 4; r++)
-		sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_gpu_hang(&s, TP, 2);
 	an_nic_error(s.an, s.host_id[0], 102, &e, s.now[0]);
 	sim_tick(&s, 5.5);
-	for (i = 0; i < s.nv; i++)
-		if (s.v[i].cls == AN_H3)
-			v = &s.v[i];
+	v = sim_last_cls(&s, AN_H3);
 	CHECK(v != NULL);
 	if (v) {
 		CHECK_STR(sim_culprits(v), "2");
 		CHECK(strstr(v->text, "the NIC mlx5_0 port 1 of rank 2 reported "
 			     "QP fatal error, QP 0x33") != NULL);
-		CHECK_STR(val_s(v, "nic"), "mlx5_0");
+		CHECK_STR(sim_val_s(v, "nic"), "mlx5_0");
 	}
 	sim_fini(&s);
 }

@@ -10,44 +10,15 @@
 
 #define TP 0x0123456789abcdefull
 
-static int64_t val_i(const struct an_verdict *v, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < v->nval; i++)
-		if (!strcmp(v->val[i].key, key) && !v->val[i].is_str)
-			return v->val[i].i;
-	return -1;
-}
-
-/* rank 2's GPU never finishes seq 4 (test_an_h3's tier B case) */
-static void hang_rank2(struct sim *s)
-{
-	int i, r;
-
-	for (i = 0; i < 4; i++) {
-		sim_round(s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-		sim_step(s, 10000000);
-	}
-	for (r = 0; r < 4; r++) {
-		struct an_op op = sim_call(s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-
-		if (r != 2)
-			sim_complete(s, &op);
-	}
-	for (r = 0; r < 4; r++)
-		sim_call(s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-}
-
 static void test_h3_cites(void)
 {
-	const struct an_verdict *v = NULL;
+	const struct an_verdict *v;
 	struct sim s;
 	int i;
 
 	sim_init(&s, 5, 300);
 	sim_comm(&s, TP, 4, NULL);
-	hang_rank2(&s);
+	sim_gpu_hang(&s, TP, 2);
 	/* rank 2 (pid 102) <-> rank 3 (103) and rank 1 (101), and an outsider */
 	for (i = 0; i < 5; i++)
 		an_tcp_event(s.an, s.host_id[0], 102, 103, AN_TCP_RETRANSMIT, 0, 0, "", s.now[0]);
@@ -64,43 +35,38 @@ static void test_h3_cites(void)
 	an_tcp_event(s.an, s.host_id[0], 999, 102, AN_TCP_RETRANSMIT, 0, 0, "", s.now[0]);
 	an_tcp_event(s.an, s.host_id[0], 102, 103, (enum an_tcp_kind)9, 0, 0, "", s.now[0]);
 	sim_tick(&s, 5.5);
-	for (i = 0; i < s.nv; i++)
-		if (s.v[i].cls == AN_H3)
-			v = &s.v[i];
+	v = sim_last_cls(&s, AN_H3);
 	CHECK(v != NULL);
 	if (v) {
 		CHECK_STR(sim_culprits(v), "2");
 		CHECK(strstr(v->text, "TCP: 9 retransmits in the last 30 s on the culprit's"
 			     " connections (r2->r3 5, r1->r2 3, r2->10.0.0.9:4242 1)") != NULL);
 		CHECK(strstr(v->text, "TCP: 1 resets, 1 established connections closed") != NULL);
-		CHECK_INT(val_i(v, "tcp_retransmits"), 9);
-		CHECK_INT(val_i(v, "tcp_links"), 3);
-		CHECK_INT(val_i(v, "tcp_resets"), 1);
-		CHECK_INT(val_i(v, "tcp_closes"), 1);
+		CHECK_INT(sim_val_i(v, "tcp_retransmits"), 9);
+		CHECK_INT(sim_val_i(v, "tcp_links"), 3);
+		CHECK_INT(sim_val_i(v, "tcp_resets"), 1);
+		CHECK_INT(sim_val_i(v, "tcp_closes"), 1);
 	}
 	sim_fini(&s);
 }
 
 static void test_window(void)
 {
-	const struct an_verdict *v = NULL;
+	const struct an_verdict *v;
 	struct sim s;
-	int i;
 
 	/* retransmits 40 s before the hang are not cited */
 	sim_init(&s, 5, 300);
 	sim_comm(&s, TP, 4, NULL);
 	an_tcp_event(s.an, s.host_id[0], 102, 103, AN_TCP_RETRANSMIT, 0, 0, "", s.now[0]);
 	sim_tick(&s, 40);
-	hang_rank2(&s);
+	sim_gpu_hang(&s, TP, 2);
 	sim_tick(&s, 5.5);
-	for (i = 0; i < s.nv; i++)
-		if (s.v[i].cls == AN_H3)
-			v = &s.v[i];
+	v = sim_last_cls(&s, AN_H3);
 	CHECK(v != NULL);
 	if (v) {
 		CHECK(strstr(v->text, "TCP") == NULL);
-		CHECK_INT(val_i(v, "tcp_retransmits"), -1);
+		CHECK_INT(sim_val_i(v, "tcp_retransmits"), -1);
 	}
 	sim_fini(&s);
 }
