@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
-command -v unshare >/dev/null || skip "unshare (util-linux) missing"
+command -v unshare >/dev/null || skip_bpf "unshare (util-linux) missing"
 STALL=3
 CID=feedc0de0123456789abcdef0123456789abcdef0123456789abcdef01234567
 

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
-command -v ip >/dev/null || skip "no ip (iproute2)"
+command -v ip >/dev/null || skip_bpf "no ip (iproute2)"
 NS=ccldt$$
 RANKS=3 BAD=2 LOSS_PCT=${CCLD_TCP_LOSS_PCT:-5}
 
@@ -17,14 +17,14 @@ cleanup_ns() {
 	local r
 	for r in $(seq 0 $((RANKS - 1))) hub; do ip netns del "$NS$r" 2>/dev/null; done
 }
-ip netns add "${NS}hub" || skip "cannot create network namespaces"
+ip netns add "${NS}hub" || skip_bpf "cannot create network namespaces"
 at_exit cleanup_ns
-ip -n "${NS}hub" link add br0 type bridge || skip "no bridge support"
+ip -n "${NS}hub" link add br0 type bridge || skip_bpf "no bridge support"
 ip -n "${NS}hub" link set br0 up
 for r in $(seq 0 $((RANKS - 1))); do
 	ip netns add "$NS$r"
 	ip link add eth0 netns "$NS$r" type veth peer name "r$r" netns "${NS}hub" ||
-		skip "no veth support"
+		skip_bpf "no veth support"
 	ip -n "${NS}hub" link set "r$r" master br0 up
 	ip -n "$NS$r" addr add "10.233.0.$((r + 1))/24" dev eth0
 	ip -n "$NS$r" link set eth0 up

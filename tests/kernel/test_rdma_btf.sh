@@ -13,7 +13,7 @@ OBJ=$TOP/build/bpf/rdma.bpf.o
 [ -x "$LOADER" ] && [ -r "$OBJ" ] || fail "run make first ($LOADER, $OBJ)"
 require_bpf
 dir=$("$TOP/tests/kernel/debian-kernel.sh" extract 2>"$TMP/err"); rc=$?
-[ $rc = 3 ] && skip "no Debian 6.1 kernel .deb cached ($(cat "$TMP/err")); tests/kernel/debian-kernel.sh fetch"
+[ $rc = 3 ] && skip_bpf "no Debian 6.1 kernel .deb cached ($(cat "$TMP/err")); tests/kernel/debian-kernel.sh fetch"
 [ $rc = 0 ] || fail "extracting the Debian kernel: $(cat "$TMP/err")"
 
 declare -A fentry=([ib_core]="ib_modify_qp_with_udata ib_dispatch_event"
