@@ -657,6 +657,14 @@ void an_progress(struct an *an, const struct an_key *k,
 		send_done(r, p, tf, t_ns);
 	if (!fresh && p->step && r->subs[i].step && p->dir == AN_SEND)
 		net_time(r, &r->subs[i], p, t_ns);
+	/*
+	 * Step hooks are on in this process: its host's rounds are perturbed.
+	 * An analyzer that turns hooks on itself knows when (an_suspect_comm);
+	 * one that cannot (the fleet's) learns it from the records.
+	 */
+	if (p->step && !an->sink.suspect && k->host < an->nhosts &&
+	    an->hosts[k->host].perturbed_until < t_ns + AN_PERTURB_NS)
+		an->hosts[k->host].perturbed_until = t_ns + AN_PERTURB_NS;
 	r->subs[i] = *p;
 	r->subs[i].t_first = tf;
 	r->subs[i].t_last = t_ns;

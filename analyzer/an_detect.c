@@ -62,13 +62,15 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow)
 	 * Live, a suspected or sampled comm's processes get step hooks, which
 	 * cost microseconds per step: rounds then, and for a second after, are
 	 * not judged slow (replay keeps the same rule, so the same verdicts).
+	 * An analyzer that cannot turn hooks on (no suspect sink: the fleet's)
+	 * perturbs nothing; it sees others' hooks by their step records.
 	 */
 	if (on) {
 		an->nsuspected++;
 	} else if (an->nsuspected) {
 		an->nsuspected--;
-		for (h = 0; h < an->nhosts; h++)
-			an->hosts[h].perturbed_until = an->hosts[h].now + 1000000000ull;
+		for (h = 0; an->sink.suspect && h < an->nhosts; h++)
+			an->hosts[h].perturbed_until = an->hosts[h].now + AN_PERTURB_NS;
 	}
 	if (!an->sink.suspect)
 		return;

@@ -16,6 +16,8 @@
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
 #define AN_DONE_RING	16	/* op completions kept per process */
+/* rounds this long after step hooks were on are not judged slow */
+#define AN_PERTURB_NS	1000000000ull
 
 enum { SIG_RET = 1, SIG_DONE = 2 };
 
@@ -146,7 +148,8 @@ struct an_proc {
 struct an_host_st {
 	char *name;
 	uint64_t now;
-	uint64_t perturbed_until;	/* step hooks were on until about here */
+	uint64_t perturbed_until;	/* step hooks were on until about here,
+					 * + AN_PERTURB_NS */
 	bool have_now;
 };
 

@@ -646,6 +646,7 @@ static void feed(struct an *an, struct an_comm *c)
 		struct slow_round *rd = &s->r[(uint64_t)s->next % AN_HIST];
 		struct sl_round in;
 		uint64_t iter_ns;
+		bool learned;
 		int ev, k;
 
 		if (rd->seq != s->next || rd->n < (uint32_t)c->nranks)
@@ -658,9 +659,14 @@ static void feed(struct an *an, struct an_comm *c)
 			fprintf(stderr, "\n");
 		}
 		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
-		if (an->nsuspected || (rd->host < an->nhosts &&
-				       rd->t_end < an->hosts[rd->host].perturbed_until)) {
+		if ((an->nsuspected && an->sink.suspect) ||
+		    (rd->host < an->nhosts &&
+		     rd->t_end < an->hosts[rd->host].perturbed_until)) {
 			/* not judged; its iteration is not counted (the phase is kept) */
+			if (an->debug)
+				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+					": not judged (%u comms suspected)\n", c->hash,
+					rd->seq, an->nsuspected);
 			s->skipped = true;
 			clear_round(rd, c->nranks);
 			s->next++;
@@ -691,7 +697,16 @@ static void feed(struct an *an, struct an_comm *c)
 			}
 		}
 		note_round(s, rd, c->nranks);
+		learned = sl_det_base(s->det)->learned;
 		ev = sl_det_round(s->det, &in);
+		if (an->debug && !learned && sl_det_base(s->det)->learned) {
+			const struct sl_base *b = sl_det_base(s->det);
+
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+				": baseline of %u rounds: %.2f ms, cv %.3f, thr %.2f%s\n",
+				c->hash, rd->seq, b->m, b->learned_ns / 1e6, b->cv, b->thr,
+				b->configured ? " (configured kept)" : "");
+		}
 		if ((ev & SL_EV_ONSET) && can_sample(c) &&
 		    sl_det_result(s->det)->cls != SL_S1) {
 			/* the verdict waits for the sample: its culprit is there */

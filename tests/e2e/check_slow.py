@@ -70,7 +70,13 @@ def main():
         pid_of[int(r)] = int(p)
     roots = [v for v in verdicts if v["type"] == "verdict" and v.get("role") == "root"]
     if not roots:
-        sys.exit("no slow root verdict")
+        # what there was, for the log: the fault's steps and every verdict
+        if a.onset_fault is not None:
+            on, end = fault_steps(f"{a.logdir}/calls.{pid_of[a.onset_fault]}.jsonl")
+            print(f"fault of rank {a.onset_fault} took effect in step {on}, ended in {end}")
+        for x in verdicts[:6]:
+            print(f"  {x['type']} {x['class']} {x.get('role')} comm {x['comm']} seq {x['seq']}")
+        sys.exit(f"no slow root verdict ({len(verdicts)} verdicts or recoveries)")
     v = roots[0]
     # S1 at detection, then the step sample finds a slow link behind the
     # late rank too: the update of the same round says S3 (docs/analyzer.md)
@@ -118,6 +124,9 @@ def main():
         at = step_of(v["comm"], rec[0]["seq"]) if rec else None
         if at is None:
             bad.append("no recovery of the root communicator")
+            for x in verdicts[:12]:
+                bad.append(f"  {x['type']} {x['class']} {x.get('role')} comm {x['comm']} "
+                           f"seq {x['seq']} culprits {[c['pid'] for c in x.get('culprits', [])]}")
         elif at > a.until + a.within + 1:
             bad.append(f"recovery at step {at}, back to normal at {a.until}")
         else:

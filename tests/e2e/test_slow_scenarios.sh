@@ -11,6 +11,15 @@ require_bpf
 # ~30 steps/s: the baseline (100 rounds of each comm) is learned in ~4 s
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120)
 
+# slow_digest CAPTURE: what the slow detector saw, for a failure's log
+# (the recording replayed with the analyzer's debug lines, summarised)
+slow_digest() {
+	CCLD_AN_DEBUG=1 "$BIN/ccld-trace" replay "$1" --json 2>&1 >/dev/null |
+		awk '/not judged/ { nj[$4]++; next }
+		     /baseline of|sampling|sample:/ { if (n++ < 24) print }
+		     END { for (c in nj) print "comm " c ": " nj[c] " rounds not judged" }'
+}
+
 # scenario NAME STEPS "JOB ARGS" "CHECK ARGS" [CCLD_SIM_FAULT [CCLD_SIM_NET_US]]
 scenario() {
 	local name=$1 steps=$2 jobargs=$3 checkargs=$4 fault=${5:-} net_us=${6:-20}
@@ -28,7 +37,7 @@ scenario() {
 	stop_tracer "$name"
 	# shellcheck disable=SC2086
 	python3 "$TOP/tests/e2e/check_slow.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
-		$checkargs || fail "$name: wrong verdict"
+		$checkargs || { slow_digest "$TMP/$name.ccld"; fail "$name: wrong verdict"; }
 	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json >"$TMP/$name.replay" ||
 		fail "$name: replay failed"
 	diff <(grep -E '"(verdict|recovery)"' "$TMP/$name.jsonl") \

@@ -65,11 +65,15 @@ static inline void sim_suspect_cb(void *ctx, const struct an_suspect *sp)
 	}
 }
 
-/* hosts: how many hosts the global ranks are spread over (in blocks) */
-static inline void sim_init_hosts(struct sim *s, double stall_s, double hang_s,
-			   int nhosts, int per_host)
+/*
+ * hosts: how many hosts the global ranks are spread over (in blocks);
+ * hooks: the analyzer can turn step hooks on (a tracer's), else it only
+ * reads what others recorded (the fleet analyzer's: no suspect sink)
+ */
+static inline void sim_init_sink(struct sim *s, double stall_s, double hang_s,
+				 int nhosts, int per_host, bool hooks)
 {
-	struct an_sink sink = { s, sim_verdict_cb, sim_suspect_cb };
+	struct an_sink sink = { s, sim_verdict_cb, hooks ? sim_suspect_cb : NULL };
 	char name[16];
 	int h;
 
@@ -88,6 +92,12 @@ static inline void sim_init_hosts(struct sim *s, double stall_s, double hang_s,
 		s->now[h] = (uint64_t)(h + 1) * 3600 * SEC + h * 12345;
 		an_clock(s->an, s->host_id[h], s->now[h]);
 	}
+}
+
+static inline void sim_init_hosts(struct sim *s, double stall_s, double hang_s,
+				  int nhosts, int per_host)
+{
+	sim_init_sink(s, stall_s, hang_s, nhosts, per_host, true);
 }
 
 static inline void sim_init(struct sim *s, double stall_s, double hang_s)

@@ -358,8 +358,78 @@ static void test_tcp_link(void)
 	sim_fini(&s);
 }
 
+/*
+ * The fleet analyzer cannot turn step hooks on: its own sample request (an
+ * S1 onset on a comm with tier C asks for one) perturbs nothing, so the
+ * rounds after it are judged and the recovery comes in time.
+ */
+static void test_fleet_sample_no_hooks(void)
+{
+	const uint64_t lat[4] = { MS, MS, MS, MS };
+	uint64_t rng = 42, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init_sink(&s, 30, 300, 1, 1 << 30, false);
+	sim_comm(&s, W, 4, NULL);
+	for (i = 0; i < 110; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	for (i = 0; i < 10; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	}
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	for (i = 0; i < 4; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S1), 1);
+	sim_fini(&s);
+}
+
+/*
+ * Step records say that step hooks were on in the process (an agent's own
+ * sample): the fleet analyzer does not judge that host's rounds then, nor
+ * for a second after the last one, as a tracer does with its own hooks.
+ */
+static void test_fleet_step_records_perturb(void)
+{
+	const uint64_t lat[4] = { MS, MS, MS, MS };
+	uint64_t rng = 42, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init_sink(&s, 30, 300, 1, 1 << 30, false);
+	sim_comm(&s, W, 4, NULL);
+	for (i = 0; i < 110; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	for (i = 0; i < 6; i++) {
+		proxy_round(&s, op++, lat, true);
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	}
+	CHECK_INT(s.nv, 0);
+	/* ~42 ms rounds: 1 s after the last step record, judged again */
+	for (i = 0; i < 20; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	}
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 10; i++) {
+		proxy_round(&s, op++, lat, false);
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	}
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_fleet_sample_no_hooks();
+	test_fleet_step_records_perturb();
 	test_tcp_link();
 	test_comparable_group();
 	test_s1_onset_recovery();
