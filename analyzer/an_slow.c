@@ -686,6 +686,7 @@ static void feed(struct an *an, struct an_comm *c)
 		in.t_ns = rd->t_end;
 		in.dur_ns = rd->dur;
 		in.rate = rd->any_rate ? rd->rate : NULL;
+		in.sig = rd->sig;
 		/* Greyhound: change points of the iteration time, 10% checked */
 		if (iter_ns) {
 			struct sl_cp cp;
@@ -703,8 +704,9 @@ static void feed(struct an *an, struct an_comm *c)
 			const struct sl_base *b = sl_det_base(s->det);
 
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
-				": baseline of %u rounds: %.2f ms, cv %.3f, thr %.2f%s\n",
-				c->hash, rd->seq, b->m, b->learned_ns / 1e6, b->cv, b->thr,
+				": baseline of %u rounds (%u hiccups left out): %.2f ms,"
+				" cv %.3f, thr %.2f%s\n",
+				c->hash, rd->seq, b->m, b->trimmed, b->learned_ns / 1e6, b->cv, b->thr,
 				b->configured ? " (configured kept)" : "");
 		}
 		if ((ev & SL_EV_ONSET) && can_sample(c) &&

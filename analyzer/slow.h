@@ -55,6 +55,7 @@ struct sl_round {
 	const double *dur_ns;	/* [nranks] duration per rank, NaN unknown */
 	const double *rate;	/* [nranks] bytes/s of the rank's slower direction
 				 * (min of send, recv), NaN unknown; NULL: none */
+	uint64_t sig;		/* op signature (fn, count, dtype...); 0 unknown */
 };
 
 /* The baseline (eq. 1) and the threshold on R derived from it. */
@@ -64,6 +65,7 @@ struct sl_base {
 	bool configured;	/* tbase is tbase_init_ns (learning not over, or the
 				 * learned value was itself slow: kept the configured) */
 	uint32_t m;		/* rounds in the learned baseline */
+	uint32_t trimmed;	/* hiccups left out of it (docs/slow.md) */
 	double learned_ns;	/* mean of their maxima (NaN until learned) */
 	double cv;		/* coefficient of variation of those maxima */
 	double tbase_ns;	/* Tbase in use, NaN if !known */
@@ -123,7 +125,7 @@ struct sl_result {
 struct sl_det;
 
 /* NULL on bad arguments (nranks 0, alpha > beta, repeat 0) or no memory;
- * c NULL: defaults.  Memory: O(nranks), fixed. */
+ * c NULL: defaults.  Memory: O(nranks + base_rounds), fixed. */
 struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks);
 void sl_det_free(struct sl_det *d);
 /* Feed one round, in end-time order; O(nranks).  A round whose durations are

@@ -12,13 +12,21 @@
 #include <string.h>
 #include "slow.h"
 
+struct base_round {
+	uint64_t sig;
+	double tmax;
+	bool hiccup;
+};
+
 struct sl_det {
 	struct sl_config c;
 	uint32_t n;
 	struct sl_base base;
-	/* baseline learning: Welford over the rounds' maxima */
+	/* baseline learning: Welford over the rounds' maxima, and the maxima
+	 * with their op signatures to find hiccups at the end */
 	uint32_t bn;
 	double bmean, bm2;
+	struct base_round *br;	/* [base_rounds] */
 	bool have_first;
 	uint64_t t_first;
 	/* windows */
@@ -90,7 +98,8 @@ struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks)
 	d->rcnt = calloc(nranks, sizeof(*d->rcnt));
 	d->rmean = calloc(nranks, sizeof(*d->rmean));
 	d->scratch = calloc(nranks, sizeof(*d->scratch));
-	if (!d->rsum || !d->rcnt || !d->rmean || !d->scratch) {
+	d->br = calloc(c->base_rounds, sizeof(*d->br));
+	if (!d->rsum || !d->rcnt || !d->rmean || !d->scratch || !d->br) {
 		sl_det_free(d);
 		return NULL;
 	}
@@ -117,6 +126,7 @@ void sl_det_free(struct sl_det *d)
 	free(d->rcnt);
 	free(d->rmean);
 	free(d->scratch);
+	free(d->br);
 	free(d);
 }
 
@@ -140,11 +150,75 @@ const double *sl_det_rates(const struct sl_det *d)
 	return d->rmean;
 }
 
+static int by_sig_tmax(const void *a, const void *b)
+{
+	const struct base_round *x = a, *y = b;
+
+	if (x->sig != y->sig)
+		return x->sig < y->sig ? -1 : 1;
+	return (x->tmax > y->tmax) - (x->tmax < y->tmax);
+}
+
+/*
+ * Hiccups among the baseline rounds: a round more than HICCUP_X times the
+ * median of the rounds of its own op signature (3 or more of them), as when
+ * a process was descheduled for a moment.  Its signature's other rounds say
+ * that this is not the comm's spread; left in, one such round of 50x makes
+ * the threshold 30 and hides every later slowdown.  At most a tenth of the
+ * rounds: more is a noisy comm, whose spread the threshold must reflect.
+ * Returns how many rounds were marked.
+ */
+#define HICCUP_X	3.0
+static uint32_t mark_hiccups(struct sl_det *d)
+{
+	struct base_round *br = d->br;
+	uint32_t i = 0, j, k, n = d->bn, marked = 0;
+
+	qsort(br, n, sizeof(*br), by_sig_tmax);
+	while (i < n) {
+		double med;
+
+		for (j = i; j < n && br[j].sig == br[i].sig; j++)
+			;
+		med = (j - i) % 2 ? br[i + (j - i) / 2].tmax :
+		      (br[i + (j - i) / 2 - 1].tmax + br[i + (j - i) / 2].tmax) / 2;
+		for (k = i; br[i].sig && j - i >= 3 && k < j; k++)
+			if (br[k].tmax > HICCUP_X * med) {
+				br[k].hiccup = true;
+				marked++;
+			}
+		i = j;
+	}
+	if (marked * 10 > n) {
+		for (i = 0; i < n; i++)
+			br[i].hiccup = false;
+		marked = 0;
+	}
+	return marked;
+}
+
 static void finish_baseline(struct sl_det *d)
 {
 	struct sl_base *b = &d->base;
-	double sd = d->bn > 1 ? sqrt(d->bm2 / (d->bn - 1)) : 0;
+	uint32_t i, n = d->bn;
+	double sd;
 
+	b->trimmed = mark_hiccups(d);
+	if (b->trimmed) {
+		/* the mean and sd again, without them */
+		d->bn = 0;
+		d->bmean = d->bm2 = 0;
+		for (i = 0; i < n; i++) {
+			double x = d->br[i].tmax, dx = x - d->bmean;
+
+			if (d->br[i].hiccup)
+				continue;
+			d->bn++;
+			d->bmean += dx / d->bn;
+			d->bm2 += dx * (x - d->bmean);
+		}
+	}
+	sd = d->bn > 1 ? sqrt(d->bm2 / (d->bn - 1)) : 0;
 	b->learned = true;
 	b->m = d->bn;
 	b->learned_ns = d->bmean;
@@ -397,6 +471,8 @@ int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 			double dx = s.tmax - d->bmean;
 
 			in_base = true;
+			d->br[d->bn].sig = rd->sig;
+			d->br[d->bn].tmax = s.tmax;
 			d->bn++;
 			d->bmean += dx / d->bn;
 			d->bm2 += dx * (s.tmax - d->bmean);

@@ -39,10 +39,100 @@ static void fill(struct job *j, double t_ns, double jit)
 /* the round ends dt_ns after the previous one */
 static int feed(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns)
 {
-	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate };
+	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, 0 };
 
 	j->rounds++;
 	return sl_det_round(d, &rd);
+}
+
+/* the same with the op signature SIG */
+static int feed_sig(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns,
+		    uint64_t sig)
+{
+	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, sig };
+
+	j->rounds++;
+	return sl_det_round(d, &rd);
+}
+
+/*
+ * One process stalled for 50 ms while the baseline was learned: one round
+ * of 51 ms among 99 of 1 ms +- 10%.  With the plain sample sd that round
+ * alone makes CV 5 and thr 30: a 1.9x slowdown would never be seen.  It is
+ * a hiccup, not the comm's spread: the other rounds of its op signature are
+ * 50 times shorter.  Trimmed, thr is the floor again and 1.9x is detected.
+ */
+static void test_baseline_hiccup(void)
+{
+	struct sl_det *d = sl_det_new(NULL, 8);
+	const struct sl_base *b = sl_det_base(d);
+	struct job j;
+	int i, ev = 0, onset = -1;
+
+	job_init(&j, 8, 3);
+	for (i = 0; i < 100; i++) {
+		fill(&j, T, 0.1);
+		if (i == 40)
+			j.dur[3] = 51 * T;
+		feed_sig(d, &j, i, 10 * MS, 0x51);
+	}
+	CHECK(b->learned);
+	CHECK_INT(b->trimmed, 1);
+	CHECK_INT(b->m, 99);
+	CHECK(b->cv < 0.1);
+	CHECK(NEAR(b->thr, 0.5, 1e-9));
+	CHECK(b->tbase_ns > T && b->tbase_ns < 1.1 * T);	/* max of 8: near 1.1 T */
+	for (i = 100; i < 110 && onset < 0; i++) {
+		fill(&j, 1.9 * T, 0.1);
+		ev = feed_sig(d, &j, i, 10 * MS, 0x51);
+		if (ev & SL_EV_ONSET)
+			onset = i;
+	}
+	CHECK_INT(onset, 102);
+	sl_det_free(d);
+}
+
+/*
+ * Rounds of two sizes: every 10th is a large op, 5x longer.  That is the
+ * comm's own spread (its signature's other rounds are as long): nothing
+ * trimmed, and the large rounds are not slow.  Without signatures (0)
+ * nothing is ever trimmed.
+ */
+static void test_baseline_two_sizes(void)
+{
+	struct sl_det *d;
+	const struct sl_base *b;
+	struct job j;
+	int i, k, ev, slow = 0;
+
+	for (k = 0; k < 2; k++) {
+		d = sl_det_new(NULL, 8);
+		b = sl_det_base(d);
+		job_init(&j, 8, 4);
+		for (i = 0; i < 300; i++) {
+			fill(&j, i % 10 ? T : 5 * T, 0.1);
+			ev = feed_sig(d, &j, i / 10, 10 * MS, k ? (i % 10 ? 1 : 2) : 0);
+			slow += !!(ev & (SL_EV_SLOW_ROUND | SL_EV_ONSET));
+		}
+		CHECK(b->learned);
+		CHECK_INT(b->trimmed, 0);
+		CHECK_INT(b->m, 100);
+		CHECK(b->thr > 4);
+		CHECK_INT(slow, 0);
+		sl_det_free(d);
+	}
+
+	/* a 51 ms round whose signature has no other round: kept */
+	d = sl_det_new(NULL, 8);
+	b = sl_det_base(d);
+	job_init(&j, 8, 5);
+	for (i = 0; i < 100; i++) {
+		fill(&j, i == 40 ? 51 * T : T, 0.1);
+		feed_sig(d, &j, i, 10 * MS, i == 40 ? 9 : 1);
+	}
+	CHECK_INT(b->trimmed, 0);
+	CHECK(b->thr > 15);
+	sl_det_free(d);
 }
 
 /* eq. 1: m = 100 rounds, or the rounds of the first 120 s */
@@ -426,7 +516,7 @@ static void test_nan(void)
 	d = sl_det_new(NULL, 4);
 	r = sl_det_result(d);
 	for (i = 0; i < 105; i++) {
-		struct sl_round rd = { -1, (uint64_t)(i + 1) * MS, j.dur, NULL };
+		struct sl_round rd = { -1, (uint64_t)(i + 1) * MS, j.dur, NULL, 0 };
 
 		for (k = 0; k < 4; k++)
 			j.dur[k] = i >= 100 ? 3 * T : T;
@@ -459,6 +549,8 @@ static void test_config(void)
 
 int main(void)
 {
+	test_baseline_hiccup();
+	test_baseline_two_sizes();
 	test_baseline();
 	test_jitter();
 	test_s1_compute();
