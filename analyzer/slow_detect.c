@@ -150,6 +150,16 @@ const double *sl_det_rates(const struct sl_det *d)
 	return d->rmean;
 }
 
+/* Welford: one more round's maximum into the baseline's mean and M2 */
+static void base_add(struct sl_det *d, double tmax)
+{
+	double dx = tmax - d->bmean;
+
+	d->bn++;
+	d->bmean += dx / d->bn;
+	d->bm2 += dx * (tmax - d->bmean);
+}
+
 static int by_sig_tmax(const void *a, const void *b)
 {
 	const struct base_round *x = a, *y = b;
@@ -208,15 +218,9 @@ static void finish_baseline(struct sl_det *d)
 		/* the mean and sd again, without them */
 		d->bn = 0;
 		d->bmean = d->bm2 = 0;
-		for (i = 0; i < n; i++) {
-			double x = d->br[i].tmax, dx = x - d->bmean;
-
-			if (d->br[i].hiccup)
-				continue;
-			d->bn++;
-			d->bmean += dx / d->bn;
-			d->bm2 += dx * (x - d->bmean);
-		}
+		for (i = 0; i < n; i++)
+			if (!d->br[i].hiccup)
+				base_add(d, d->br[i].tmax);
 	}
 	sd = d->bn > 1 ? sqrt(d->bm2 / (d->bn - 1)) : 0;
 	b->learned = true;
@@ -468,14 +472,10 @@ int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 	/* eq. 1: the first m = min(base_rounds, rounds within base_ns) rounds */
 	if (!d->base.learned) {
 		if (d->bn < d->c.base_rounds && t - d->t_first < d->c.base_ns) {
-			double dx = s.tmax - d->bmean;
-
 			in_base = true;
 			d->br[d->bn].sig = rd->sig;
 			d->br[d->bn].tmax = s.tmax;
-			d->bn++;
-			d->bmean += dx / d->bn;
-			d->bm2 += dx * (s.tmax - d->bmean);
+			base_add(d, s.tmax);
 		} else {
 			finish_baseline(d);
 			ev |= SL_EV_BASELINE;

@@ -40,6 +40,12 @@ def fault_steps(path):
     return onset, end
 
 
+def describe(v):
+    """One verdict or recovery record as a short line, for a failure's log."""
+    return (f"  {v['type']} {v['class']} {v.get('role')} comm {v['comm']} seq {v['seq']}"
+            f" culprits {[c['pid'] for c in v.get('culprits', [])]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -75,7 +81,7 @@ def main():
             on, end = fault_steps(f"{a.logdir}/calls.{pid_of[a.onset_fault]}.jsonl")
             print(f"fault of rank {a.onset_fault} took effect in step {on}, ended in {end}")
         for x in verdicts[:6]:
-            print(f"  {x['type']} {x['class']} {x.get('role')} comm {x['comm']} seq {x['seq']}")
+            print(describe(x))
         sys.exit(f"no slow root verdict ({len(verdicts)} verdicts or recoveries)")
     v = roots[0]
     # S1 at detection, then the step sample finds a slow link behind the
@@ -124,9 +130,7 @@ def main():
         at = step_of(v["comm"], rec[0]["seq"]) if rec else None
         if at is None:
             bad.append("no recovery of the root communicator")
-            for x in verdicts[:12]:
-                bad.append(f"  {x['type']} {x['class']} {x.get('role')} comm {x['comm']} "
-                           f"seq {x['seq']} culprits {[c['pid'] for c in x.get('culprits', [])]}")
+            bad += [describe(x) for x in verdicts[:12]]
         elif at > a.until + a.within + 1:
             bad.append(f"recovery at step {at}, back to normal at {a.until}")
         else:

@@ -181,6 +181,19 @@ static void proxy_round(struct sim *s, uint64_t op, const uint64_t *lat, bool st
 }
 
 /*
+ * N iterations of one proxy_round (with STEPS: step records too) and one
+ * round in which rank SLOW (-1 none) arrives EXTRA ns late
+ */
+static void proxy_rounds(struct sim *s, uint64_t *rng, uint64_t *op, int n,
+			 const uint64_t *lat, bool steps, int slow, uint64_t extra)
+{
+	while (n--) {
+		proxy_round(s, (*op)++, lat, steps);
+		rounds(s, rng, 1, slow, extra);
+	}
+}
+
+/*
  * Rank 1's link is 4x slower: every rank's round takes 30 ms longer (all
  * arrive together, P small: S2).  The verdict waits for a step sample,
  * which names rank 1: 4 ms per step in the network against 1 ms.
@@ -196,10 +209,7 @@ static void test_s2_step_sample(void)
 
 	sim_init(&s, 30, 300);
 	sim_comm(&s, W, 4, NULL);
-	for (i = 0; i < 110; i++) {
-		proxy_round(&s, op++, fast, false);
-		rounds(&s, &rng, 1, -1, 0);
-	}
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
 	CHECK_INT(s.nv, 0);
 	/* network slow: the rounds end 30 ms later on every rank */
 	for (i = 0; i < 3; i++) {
@@ -237,10 +247,7 @@ static void test_s2_no_steps(void)
 
 	sim_init(&s, 30, 300);
 	sim_comm(&s, W, 4, NULL);
-	for (i = 0; i < 110; i++) {
-		proxy_round(&s, op++, fast, false);
-		rounds(&s, &rng, 1, -1, 0);
-	}
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
 	for (i = 0; i < 3; i++) {
 		proxy_round(&s, op++, fast, false);
 		round_busy(&s, s.now[0] + MS, zero, 40 * MS);
@@ -368,23 +375,13 @@ static void test_fleet_sample_no_hooks(void)
 	const uint64_t lat[4] = { MS, MS, MS, MS };
 	uint64_t rng = 42, op = 1;
 	struct sim s;
-	int i;
 
 	sim_init_sink(&s, 30, 300, 1, 1 << 30, false);
 	sim_comm(&s, W, 4, NULL);
-	for (i = 0; i < 110; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, -1, 0);
-	}
-	for (i = 0; i < 10; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, 2, 30 * MS);
-	}
+	proxy_rounds(&s, &rng, &op, 110, lat, false, -1, 0);
+	proxy_rounds(&s, &rng, &op, 10, lat, false, 2, 30 * MS);
 	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
-	for (i = 0; i < 4; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, -1, 0);
-	}
+	proxy_rounds(&s, &rng, &op, 4, lat, false, -1, 0);
 	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S1), 1);
 	sim_fini(&s);
 }
@@ -399,29 +396,16 @@ static void test_fleet_step_records_perturb(void)
 	const uint64_t lat[4] = { MS, MS, MS, MS };
 	uint64_t rng = 42, op = 1;
 	struct sim s;
-	int i;
 
 	sim_init_sink(&s, 30, 300, 1, 1 << 30, false);
 	sim_comm(&s, W, 4, NULL);
-	for (i = 0; i < 110; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, -1, 0);
-	}
-	for (i = 0; i < 6; i++) {
-		proxy_round(&s, op++, lat, true);
-		rounds(&s, &rng, 1, 2, 30 * MS);
-	}
+	proxy_rounds(&s, &rng, &op, 110, lat, false, -1, 0);
+	proxy_rounds(&s, &rng, &op, 6, lat, true, 2, 30 * MS);
 	CHECK_INT(s.nv, 0);
 	/* ~42 ms rounds: 1 s after the last step record, judged again */
-	for (i = 0; i < 20; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, 2, 30 * MS);
-	}
+	proxy_rounds(&s, &rng, &op, 20, lat, false, 2, 30 * MS);
 	CHECK_INT(s.nv, 0);
-	for (i = 0; i < 10; i++) {
-		proxy_round(&s, op++, lat, false);
-		rounds(&s, &rng, 1, 2, 30 * MS);
-	}
+	proxy_rounds(&s, &rng, &op, 10, lat, false, 2, 30 * MS);
 	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
 	sim_fini(&s);
 }
