@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum skip_which { SKIP_TP, SKIP_DP, SKIP_PP, SKIP_LOSS };
+enum skip_which { SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS };
+enum pattern { PAT_PLAIN, PAT_PYTORCH };
 enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
 
 struct simjob_opts {
@@ -34,6 +35,7 @@ struct simjob_opts {
 	int bw_rank, bw_step;
 	double bw_s;
 	int gpu_compute;	/* compute phase as a kernel on the stream */
+	int pattern;		/* enum pattern */
 };
 
 static const char simjob_usage[] =
@@ -53,13 +55,19 @@ static const char simjob_usage[] =
 "  --size ELEMS         float32 elements of the gradient buffers (default 4096)\n"
 "  --step-delay MS      extra sleep after every step (default 0)\n"
 "  --init config|rank   world comm by ncclCommInitRankConfig (default) or InitRank\n"
+"  --pattern plain|pytorch  how each step drives NCCL (default plain); pytorch:\n"
+"                       compute kernels and every call queued on one stream\n"
+"                       without waiting, 4 same-size TP all-reduces, the\n"
+"                       pipeline send/recv group on the world comm, then one\n"
+"                       event record + cudaEventSynchronize per step\n"
 "  --wait-start FILE    ranks wait after init until FILE exists (attach a tracer)\n"
 "  --pidfile FILE       write 'RANK PID' lines once all ranks are started\n"
 "  --timeout SEC        kill the ranks after SEC seconds, exit 124\n"
 "  -v, --verbose        one line per rank per step\n"
 "Application faults (R rank, S step, 0-based):\n"
-"  --skip R:S[:WHICH]   rank R skips a collective at step S; WHICH tp|dp|pp|loss\n"
-"                       (default loss: the world all-reduce)\n"
+"  --skip R:S[:WHICH]   rank R skips a collective at step S; WHICH tp (every TP\n"
+"                       all-reduce of the step), tp1 (the second one), dp, pp\n"
+"                       or loss (default: the world all-reduce)\n"
 "  --mismatch R:S:FIELD rank R's loss all-reduce at step S differs in FIELD:\n"
 "                       op (a Reduce), count, dtype or redop\n"
 "  --slow R:S:F[:N]     rank R's compute phase is F times longer from step S on\n"
@@ -103,7 +111,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' }, { "skip", 1, 0, 'K' },
 		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
-		{ "gpu-compute", 0, 0, 'G' }, { 0, 0, 0, 0 } };
+		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -133,12 +141,18 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		case 'T': o->timeout_s = atof(optarg); break;
 		case 'v': o->verbose = 1; break;
 		case 'G': o->gpu_compute = 1; break;
+		case 'X':
+			if (!strcmp(optarg, "plain")) o->pattern = PAT_PLAIN;
+			else if (!strcmp(optarg, "pytorch")) o->pattern = PAT_PYTORCH;
+			else return simjob_bad("pattern", optarg);
+			break;
 		case 'h': fputs(simjob_usage, stdout); exit(0);
 		case 'K':
 			if (simjob_parse_ints(optarg, &o->skip_rank, &o->skip_step, &rest))
 				return simjob_bad("skip", optarg);
 			o->skip_which = SKIP_LOSS;
 			if (rest && !strcmp(rest, "tp")) o->skip_which = SKIP_TP;
+			else if (rest && !strcmp(rest, "tp1")) o->skip_which = SKIP_TP1;
 			else if (rest && !strcmp(rest, "dp")) o->skip_which = SKIP_DP;
 			else if (rest && !strcmp(rest, "pp")) o->skip_which = SKIP_PP;
 			else if (rest && strcmp(rest, "loss")) return simjob_bad("skip", optarg);

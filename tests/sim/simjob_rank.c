@@ -6,7 +6,10 @@
  * (or InitRank), TP/DP/PP comms by ncclCommSplit.  Per step: compute
  * (sleep), two TP all-reduces, PP send/recv in a group, DP reduce-scatter +
  * all-gather, a loss all-reduce on the world, event record + synchronize;
- * every result is checked.  Application faults per docs/simjob.md.
+ * every result is checked.  --pattern pytorch drives NCCL the way PyTorch
+ * does: everything (compute kernels included) is queued on one stream
+ * without waiting, so the CPU runs a whole step ahead of its GPU.
+ * Application faults per docs/simjob.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -56,6 +59,19 @@ static double now_ms(void)
 static void gpu_compute_kernel(void *arg)
 {
 	ccldsim_gpu_busy(*(const double *)arg);
+}
+
+/*
+ * Compute kernels queued without waiting (--pattern pytorch): their
+ * durations must live until they ran, i.e. until the step's event completed.
+ */
+#define PT_KERNELS 4
+static double g_kernel_us[PT_KERNELS];
+
+static void compute_kernel(cudaStream_t s, int k, double ms)
+{
+	g_kernel_us[k] = ms * 1e3;
+	CUDAOK(ccldsim_stream_launch(s, gpu_compute_kernel, &g_kernel_us[k]));
 }
 
 static void sleep_ms(double ms)
@@ -165,9 +181,26 @@ static float want_pp(size_t i, const int *c)
 	return in_pp(c[2], c[0], i);
 }
 
+/* the TP all-reduce WHICH (0-based, in step order) is skipped at this step */
+static int tp_skipped(int skip, int which)
+{
+	return skip == SKIP_TP || (skip == SKIP_TP1 && which == 1);
+}
+
+/* one TP all-reduce of COUNT floats: inputs filled, call queued; returns 1 */
+static int tp_allreduce(float *buf, size_t count, int step, ncclComm_t comm, cudaStream_t s)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		buf[i] = in_tp(g_rank, step, i);
+	NCCLOK(ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	int n, tp, dp, pp, tpi, dpi, ppi, step, k, ndev;
+	int n, tp, dp, pp, tpi, dpi, ppi, step, k, l, ndev, pt;
 	int tp_ctx[2 + 64], dp_ctx[2 + 64], pp_ctx[3];
 	const char *rundir = getenv("CCLD_SIMJOB_RUNDIR");
 	ncclComm_t world, ctp, cdp, cpp;
@@ -176,7 +209,7 @@ int main(int argc, char **argv)
 	cudaStream_t s;
 	cudaEvent_t ev;
 	size_t size, blk, act, i;
-	float *tp1, *tp2, *dpg, *dps, *dpf, *acts, *actr, *grds, *grdr, *loss;
+	float *tpb[PT_KERNELS], *dpg, *dps, *dpf, *acts, *actr, *grds, *grdr, *loss;
 	int32_t *bar;
 	double t0, tstart, total_ms = 0, max_ms = 0;
 	long colls = 0, p2ps = 0;
@@ -187,6 +220,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ccld-simjob-rank: start ranks with ccld-simjob\n");
 		return 2;
 	}
+	pt = o.pattern == PAT_PYTORCH;
 	g_rank = atoi(getenv("RANK"));
 	n = atoi(getenv("WORLD_SIZE"));
 	tp = o.tp;
@@ -219,8 +253,8 @@ int main(int argc, char **argv)
 	act = size / 4 ? size / 4 : 1;
 	CUDAOK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	CUDAOK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-	tp1 = dalloc(size * 4);
-	tp2 = dalloc(size / 4 * 4 + 4);
+	for (l = 0; l < PT_KERNELS; l++)
+		tpb[l] = dalloc(size * 4);
 	dpg = dalloc(blk * dp * 4);
 	dps = dalloc(blk * 4);
 	dpf = dalloc(blk * dp * 4);
@@ -246,6 +280,9 @@ int main(int argc, char **argv)
 		int mm = g_rank == o.mm_rank && step == o.mm_step;
 		double c = o.compute_ms;
 		float want_loss;
+		/* pytorch: p2p on the world comm, peers by world rank */
+		ncclComm_t ppc = pt ? world : cpp;
+		int pnext = pt ? g_rank + tp * dp : ppi + 1, pprev = pt ? g_rank - tp * dp : ppi - 1;
 
 		t0 = now_ms();
 		if (g_rank == o.exit_rank && step == o.exit_step) {
@@ -271,7 +308,15 @@ int main(int argc, char **argv)
 		if (g_rank == o.slow_rank && step >= o.slow_step &&
 		    (!o.slow_steps || step < o.slow_step + o.slow_steps))
 			c *= o.slow_factor;
-		if (o.gpu_compute) {
+		tp_ctx[0] = step;
+		if (pt) {
+			/* forward: two layers, each a kernel then its TP all-reduce */
+			for (l = 0; l < 2; l++) {
+				compute_kernel(s, l, c / PT_KERNELS);
+				if (tp > 1 && !tp_skipped(skip, l))
+					colls += tp_allreduce(tpb[l], size, step, ctp, s);
+			}
+		} else if (o.gpu_compute) {
 			/* the forward/backward kernels, then the CPU reads a result */
 			double us = c * 1e3;
 
@@ -281,33 +326,32 @@ int main(int argc, char **argv)
 			sleep_ms(c);
 		}
 
-		/* tensor parallel: two all-reduces */
-		tp_ctx[0] = step;
-		for (i = 0; i < size; i++)
-			tp1[i] = in_tp(g_rank, step, i);
-		for (i = 0; i < size / 4; i++)
-			tp2[i] = in_tp(g_rank, step, i);
-		if (tp > 1 && skip != SKIP_TP) {
-			NCCLOK(ncclAllReduce(tp1, tp1, size, ncclFloat, ncclSum, ctp, s));
-			NCCLOK(ncclAllReduce(tp2, tp2, size / 4, ncclFloat, ncclSum, ctp, s));
-			colls += 2;
-		}
+		/* tensor parallel: two all-reduces of different sizes */
+		for (l = 0; !pt && l < 2; l++)
+			if (tp > 1 && !tp_skipped(skip, l))
+				colls += tp_allreduce(tpb[l], l ? size / 4 : size, step, ctp, s);
 		/* pipeline: activations forward, gradients backward, one group */
 		if (pp > 1 && skip != SKIP_PP) {
 			for (i = 0; i < act; i++)
 				acts[i] = grds[i] = in_pp(g_rank, step, i);
 			NCCLOK(ncclGroupStart());
 			if (ppi + 1 < pp) {
-				NCCLOK(ncclSend(acts, act, ncclFloat, ppi + 1, cpp, s));
-				NCCLOK(ncclRecv(grdr, act, ncclFloat, ppi + 1, cpp, s));
+				NCCLOK(ncclSend(acts, act, ncclFloat, pnext, ppc, s));
+				NCCLOK(ncclRecv(grdr, act, ncclFloat, pnext, ppc, s));
 				p2ps += 2;
 			}
 			if (ppi > 0) {
-				NCCLOK(ncclRecv(actr, act, ncclFloat, ppi - 1, cpp, s));
-				NCCLOK(ncclSend(grds, act, ncclFloat, ppi - 1, cpp, s));
+				NCCLOK(ncclRecv(actr, act, ncclFloat, pprev, ppc, s));
+				NCCLOK(ncclSend(grds, act, ncclFloat, pprev, ppc, s));
 				p2ps += 2;
 			}
 			NCCLOK(ncclGroupEnd());
+		}
+		/* pytorch: backward, two more layers */
+		for (l = 2; pt && l < PT_KERNELS; l++) {
+			compute_kernel(s, l, c / PT_KERNELS);
+			if (tp > 1 && !tp_skipped(skip, l))
+				colls += tp_allreduce(tpb[l], size, step, ctp, s);
 		}
 		/* data parallel: reduce-scatter the gradients, all-gather them back */
 		dp_ctx[0] = step;
@@ -354,10 +398,10 @@ int main(int argc, char **argv)
 		CUDAOK(cudaEventSynchronize(ev));
 
 		/* check */
-		if (tp > 1 && skip != SKIP_TP) {
-			expect_f("TP all-reduce", step, tp1, size, want_sum_tp, tp_ctx);
-			expect_f("TP all-reduce 2", step, tp2, size / 4, want_sum_tp, tp_ctx);
-		}
+		for (l = 0; tp > 1 && l < (pt ? PT_KERNELS : 2); l++)
+			if (!tp_skipped(skip, l))
+				expect_f("TP all-reduce", step, tpb[l], !pt && l ? size / 4 : size,
+					 want_sum_tp, tp_ctx);
 		if (pp > 1 && skip != SKIP_PP) {
 			pp_ctx[0] = step;
 			if (ppi > 0) {
