@@ -85,7 +85,7 @@ static uint64_t digest_hash(const uint64_t acc[2])
 	return h;
 }
 
-static uint64_t get_hash(const void *bytes, size_t size)
+uint64_t sim_get_hash(const void *bytes, size_t size)
 {
 	uint64_t acc[2] = { 1, 1 };
 
@@ -170,6 +170,7 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	res = sim_seg_join(comm, tag, hash, nranks, rank);
 	if (res)
 		goto fail;
+	sim_ras_comm_init(comm);	/* at bootstrap, as NCCL */
 	*out = comm;
 	return ncclSuccess;
 fail:
@@ -182,6 +183,7 @@ fail:
 
 static void comm_free(struct ncclComm *comm)
 {
+	sim_ras_comm_fini(comm);
 	sim_net_close(comm);	/* its thread reads the segment */
 	sim_seg_leave(comm);
 	if (comm->proxyState)
@@ -189,6 +191,7 @@ static void comm_free(struct ncclComm *comm)
 	comm->destroyed = 1;
 	comm->startMagic = comm->endMagic = 0;
 	free(comm->peerBells);
+	free(comm->peerInfo);
 	free(comm->sendStep);
 	free(comm->recvStep);
 	free(comm);
@@ -313,7 +316,7 @@ static ncclResult_t init_rank(ncclComm_t *newcomm, int nranks, const ncclUniqueI
 		goto out;
 	}
 	/* root comm: hash of the id bytes, as NCCL 2.26+ (init.cc) */
-	res = comm_create(&comm, tag, get_hash(id->internal, NCCL_UNIQUE_ID_BYTES), nranks, rank,
+	res = comm_create(&comm, tag, sim_get_hash(id->internal, NCCL_UNIQUE_ID_BYTES), nranks, rank,
 			  cur_dev());
 	if (res)
 		goto out;
@@ -366,7 +369,7 @@ NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t *comms, int ndev, const int *
 		return res;
 	id_tag(&id, tag);
 	for (i = 0; i < ndev; i++) {
-		res = comm_create(&c[i], tag, get_hash(id.internal, NCCL_UNIQUE_ID_BYTES), ndev, i,
+		res = comm_create(&c[i], tag, sim_get_hash(id.internal, NCCL_UNIQUE_ID_BYTES), ndev, i,
 				  devlist ? devlist[i] : i);
 		if (res) {
 			while (i-- > 0)

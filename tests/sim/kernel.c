@@ -76,6 +76,26 @@ static int recvs_from(const struct sim_op *op, int me, int p)
 	}
 }
 
+/*
+ * args->redOp holds NCCL's device reduction (ncclDevRedOp_t), as in
+ * enqueue.cc: sum 0, prod 1, max and min both MinMax 2, avg PreMulSum 3 on
+ * floating types and SumPostDiv 4 on integers.
+ */
+static uint8_t dev_redop(int redop, int dtype)
+{
+	switch (redop) {
+	case ncclProd:
+		return 1;
+	case ncclMax:
+	case ncclMin:
+		return 2;
+	case ncclAvg:
+		return dtype >= ncclFloat16 ? 3 : 4;
+	default:
+		return 0;
+	}
+}
+
 static struct ncclProxyArgs *args_new(struct sim_op *op, struct ncclComm *comm, int is_recv)
 {
 	struct ncclProxyArgs *a = calloc(1, sizeof(*a));
@@ -89,7 +109,7 @@ static struct ncclProxyArgs *args_new(struct sim_op *op, struct ncclComm *comm, 
 	a->chunkSteps = 1;
 	a->chunkSize = SIM_STEP_BYTES;
 	a->dtype = (uint8_t)op->dtype;
-	a->redOp = (uint8_t)(op->redop < 0 ? 0 : op->redop);
+	a->redOp = dev_redop(op->redop, op->dtype);
 	a->coll = (uint8_t)op->func;
 	a->collAPI = (uint8_t)op->func;
 	a->protocol = 2;	/* NCCL_PROTO_SIMPLE */

@@ -148,6 +148,8 @@ ncclResult_t sim_seg_join(struct ncclComm *comm, const char *tag, uint64_t hash,
 		goto fail;
 	}
 	ri->pid = getpid();
+	ri->host_hash = sim_host_hash();
+	ri->pid_hash = sim_pid_hash();
 	ri->cuda_dev = comm->cudaDev;
 	ri->bus_id = comm->busId;
 	snprintf(ri->bell, sizeof(ri->bell), "%s", comm->proxyState->bellName);
@@ -182,7 +184,7 @@ static void wait_ge(uint32_t *word, uint32_t target, const struct ncclComm *comm
 	}
 }
 
-/* Waits until every rank joined, then maps their doorbells. */
+/* Waits until every rank joined, then fills the peer table, maps doorbells. */
 ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 {
 	struct sim_seg *seg = comm->seg;
@@ -190,8 +192,20 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 
 	wait_ge(&seg->joined, comm->nRanks, comm, what, logged);
 	comm->peerBells = calloc(comm->nRanks, sizeof(*comm->peerBells));
-	if (!comm->peerBells)
+	comm->peerInfo = calloc(comm->nRanks, sizeof(*comm->peerInfo));
+	if (!comm->peerBells || !comm->peerInfo)
 		return ncclSystemError;
+	for (r = 0; r < comm->nRanks; r++) {
+		struct ncclPeerInfo *pi = &comm->peerInfo[r];
+
+		pi->rank = r;
+		pi->cudaDev = seg->ranks[r].cuda_dev;
+		pi->nvmlDev = seg->ranks[r].cuda_dev;
+		pi->hostHash = seg->ranks[r].host_hash;
+		pi->pidHash = seg->ranks[r].pid_hash;
+		pi->busId = seg->ranks[r].bus_id;
+		pi->comm = r == comm->rank ? comm : NULL;
+	}
 	for (r = 0; r < comm->nRanks; r++) {
 		comm->peerBells[r] = sim_bell_map(seg->ranks[r].bell);
 		if (!comm->peerBells[r]) {

@@ -65,6 +65,8 @@ struct sim_conn {
 struct sim_rank_info {
 	uint32_t present;	/* set once by the rank at init */
 	int32_t pid;
+	uint64_t host_hash;	/* NCCL's getHostHash() / getPidHash() */
+	uint64_t pid_hash;
 	int32_t cuda_dev;
 	int32_t pad;
 	int64_t bus_id;
@@ -176,6 +178,23 @@ struct ncclProxyState {
 
 /* ---- communicator ------------------------------------------------------ */
 
+/*
+ * Every rank's identity, as NCCL's transport.h (comm->peerInfo[nRanks]):
+ * NCCL's names; simPad keeps the offsets unlike the real build's.
+ */
+struct ncclPeerInfo {
+	uint64_t simPad;
+	int rank;
+	int cudaDev;
+	int nvmlDev;
+	int gdrSupport;
+	uint64_t hostHash;
+	uint64_t pidHash;
+	dev_t shmDev;
+	int64_t busId;
+	struct ncclComm *comm;
+};
+
 struct ncclComm {
 	uint64_t startMagic;
 	struct sim_seg *seg;		/* shared segment */
@@ -203,6 +222,7 @@ struct ncclComm {
 	uint64_t *sendStep;		/* [kind][ch][peer]: next connection step */
 	uint64_t *recvStep;
 	uint64_t seqNumber[NCCL_NUM_FUNCTIONS];
+	struct ncclPeerInfo *peerInfo;	/* [nRanks], filled once every rank joined */
 	struct sim_net *simNet;		/* socket transport, else NULL */
 	uint64_t endMagic;
 };
@@ -307,7 +327,14 @@ void sim_calllog(const struct ncclComm *comm, const char *op, int is_coll, uint6
 		 size_t count, int dtype, int redop, int root, int peer, int has_ret,
 		 ncclResult_t ret, const char *extra);
 
+/* ras.c: NCCL's global comm array (RAS) and host / process hashes */
+void sim_ras_comm_init(struct ncclComm *comm);
+void sim_ras_comm_fini(struct ncclComm *comm);
+uint64_t sim_host_hash(void);
+uint64_t sim_pid_hash(void);
+
 /* api.c */
+uint64_t sim_get_hash(const void *bytes, size_t size);	/* NCCL's getHash */
 void sim_set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
