@@ -212,6 +212,7 @@ static void progress(struct an *an, struct an_comm *c, uint32_t host,
 		     uint64_t t)
 {
 	c->version++;
+	c->mem_progress = false;
 	if (host >= c->nhost_last) {
 		uint32_t cap = c->nhost_last;
 		uint64_t *p = an_grow(an, c->host_last, &cap, host + 1,
@@ -328,6 +329,8 @@ void an_op_enter(struct an *an, const struct an_op *op)
 	c = an_comm_get(an, op->k.comm, 0, false);
 	r->gone = 0;
 	r->last_ns = op->t_ns;
+	r->mem_only = 0;
+	r->mem_open = 0;	/* it moves: the look at its proxy is old */
 	if (ccld_fn_is_p2p(op->fn)) {
 		int d = op->fn == CCLD_FN_RECV;
 		struct an_p2p *p = p2p_get(an, r, op->peer);
@@ -408,6 +411,7 @@ static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 
 	r->tierb = 1;
 	r->last_ns = t_ns;
+	r->mem_open = 0;
 	/* each round newly completed: its duration on this rank (slow) */
 	for (s = upto - AN_HIST + 1 > r->completed + 1 ? upto - AN_HIST + 1 :
 	     r->completed + 1; c && s <= upto; s++)
@@ -483,6 +487,17 @@ static uint64_t first_seen(const struct an_progress *subs, uint32_t n,
 		if (subs[i].op == op)
 			return subs[i].t_first;
 	return t_ns;
+}
+
+/* OP was first seen in a look at memory (an earlier snapshot) */
+static bool seen_in_memory(const struct an_progress *subs, uint32_t n, uint64_t op)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (subs[i].op == op)
+			return subs[i].from_mem;
+	return false;
 }
 
 /*
@@ -665,7 +680,12 @@ void an_progress(struct an *an, const struct an_key *k,
 	if (p->step && !an->sink.suspect && k->host < an->nhosts &&
 	    an->hosts[k->host].perturbed_until < t_ns + AN_PERTURB_NS)
 		an->hosts[k->host].perturbed_until = t_ns + AN_PERTURB_NS;
-	r->subs[i] = *p;
+	{
+		bool mem = !fresh && r->subs[i].from_mem;
+
+		r->subs[i] = *p;
+		r->subs[i].from_mem = mem;
+	}
 	r->subs[i].t_first = tf;
 	r->subs[i].t_last = t_ns;
 	r->tierc = 1;
@@ -676,6 +696,7 @@ void an_progress(struct an *an, const struct an_key *k,
 	}
 	if (adv) {
 		r->last_ns = t_ns;
+		r->mem_open = 0;
 		progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
 	} else {
 		an_comm_get(an, k->comm, 0, false)->version++;
@@ -688,6 +709,7 @@ void an_snapshot(struct an *an, const struct an_key *k,
 	struct an_progress *s;
 	struct an_rank *r;
 	uint64_t *tf;
+	bool *mem;
 	size_t i;
 
 	an->stats.records++;
@@ -695,25 +717,140 @@ void an_snapshot(struct an *an, const struct an_key *k,
 		return;
 	/* ops already seen keep their first sighting: the stream order */
 	tf = calloc(n ? n : 1, sizeof(*tf));
-	if (!tf)
-		return;
-	for (i = 0; i < n; i++)
-		tf[i] = first_seen(r->subs, r->nsubs, p[i].op, t_ns);
-	s = an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s));
-	if (!s) {
+	mem = calloc(n ? n : 1, sizeof(*mem));
+	if (!tf || !mem) {
 		free(tf);
+		free(mem);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		tf[i] = first_seen(r->subs, r->nsubs, p[i].op, t_ns);
+		/* first seen in a look at memory (now or by an earlier look) */
+		mem[i] = tf[i] == t_ns || seen_in_memory(r->subs, r->nsubs, p[i].op);
+	}
+	/* nothing active (n 0) is a picture too: an empty array may be NULL */
+	s = n ? an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s)) : r->subs;
+	if (n && !s) {
+		free(tf);
+		free(mem);
 		return;
 	}
 	r->subs = s;
 	for (i = 0; i < n; i++) {
 		s[i] = p[i];
+		/* an op first seen in memory was launched while nobody watched */
+		s[i].from_mem = mem[i];
 		s[i].t_first = tf[i];
 	}
 	free(tf);
+	free(mem);
 	r->nsubs = (uint32_t)n;
 	r->tierc = 1;
+	r->mem_open = open_subs(r);
 	/* a snapshot is a look, not progress: only the picture changes */
 	an_comm_get(an, k->comm, 0, false)->version++;
+}
+
+/*
+ * The proxy op id of a collective is collOpCount<<1 when it was launched
+ * (NCCL's uploadProxyOps), seq is sum(seqNumber[]): both count launches.
+ * While every collective of the comm has proxy work, their difference is
+ * constant and maps op ids to seqs; a later look that shows another
+ * difference (a collective without proxy work) turns the mapping off.
+ */
+static void learn_op_offset(struct an_rank *r, const struct an_launch *l)
+{
+	int64_t off;
+
+	if (!l->has_coll_ops || l->ncoll < 0 || (uint64_t)l->ncoll < l->coll_ops ||
+	    r->op_off_ok < 0)
+		return;
+	off = l->ncoll - (int64_t)l->coll_ops;
+	if (r->op_off_ok == 0) {
+		r->op_off = off;
+		r->op_off_ok = 1;
+	} else if (r->op_off != off) {
+		r->op_off_ok = -1;
+	}
+}
+
+void an_launched(struct an *an, const struct an_key *k, const struct an_launch *l,
+		 uint64_t t_ns)
+{
+	struct an_comm *c;
+	struct an_rank *r;
+	bool first, moved = false;
+	uint32_t i;
+
+	an->stats.records++;
+	if (!(r = an_rank_get(an, k, true)))
+		return;
+	c = an_comm_get(an, k->comm, 0, false);
+	first = !r->mem;
+	r->mem = 1;
+	r->gone = 0;
+	if (l->dead) {
+		r->dead = 1;
+	} else if (l->ncoll >= 0) {
+		int64_t last = l->ncoll - 1;
+		struct an_sig *sg;
+
+		if (last > r->entered) {
+			r->entered = last;
+			moved = true;
+			/* launched while nobody watched: no time, no arguments */
+			r->mem_only = 1;
+			sg = &r->hist[(uint64_t)last % AN_HIST];
+			if (sg->seq != last) {
+				memset(sg, 0, sizeof(*sg));
+				sg->seq = last;
+				sg->flags = SIG_MEM | SIG_RET;
+			}
+		}
+		if (last > r->returned)
+			r->returned = last;
+		learn_op_offset(r, l);
+		r->nfn = l->nfn < AN_SEQ_FNS ? (uint8_t)l->nfn : AN_SEQ_FNS;
+		for (i = 0; i < r->nfn; i++)
+			r->fn_launched[i] = l->per_fn[i];
+	}
+	if (first || moved) {
+		progress(an, c, k->host, t_ns);
+		c->mem_progress = true;
+	} else {
+		c->version++;
+	}
+}
+
+void an_thread_state(struct an *an, uint32_t host, uint32_t pid, const struct an_thread *t,
+		     uint64_t t_ns)
+{
+	uint32_t i;
+	struct an_proc *p;
+
+	an->stats.records++;
+	if (host >= an->nhosts || !(i = proc_get(an, host, pid, true))) {
+		an->stats.rejected++;
+		return;
+	}
+	p = &an->procs[i - 1];
+	if (t_ns != p->threads_t) {	/* a new look at the process */
+		p->threads_t = t_ns;
+		p->nthreads = p->nthreads_d = 0;
+		p->has_d = false;
+	}
+	p->nthreads++;
+	if (t->main) {
+		p->main_thread = *t;
+		p->has_main = true;
+	}
+	if (t->state == 'D') {
+		p->nthreads_d++;
+		if (!p->has_d || t->main) {
+			p->d_thread = *t;
+			p->has_d = true;
+		}
+	}
 }
 
 void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,

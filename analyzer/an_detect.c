@@ -265,6 +265,16 @@ static bool earlier(const struct node *a, const struct node *b)
 	lb = culprit_last_call(b->c, &pb);
 	if (la && lb && pa && pa == pb && la != lb)
 		return la < lb;
+	/*
+	 * Both known only from the look at memory when ccld attached: their
+	 * quiet times are the order they were read in, not when they
+	 * stalled.  The one more ranks wait in is where the hang shows most.
+	 */
+	if (a->c->mem_progress && b->c->mem_progress) {
+		if (a->c->st.nwait != b->c->st.nwait)
+			return a->c->st.nwait > b->c->st.nwait;
+		return a->c->hash < b->c->hash;
+	}
 	if (a->quiet != b->quiet)
 		return a->quiet > b->quiet;
 	if (ta && tb && ta != tb)
@@ -328,7 +338,8 @@ static int pick(struct node *nodes, uint64_t mask)
  */
 static bool located(const struct an_status *st)
 {
-	return st->cls != AN_H3 || st->t4 != AN_T4_NONE || st->ncul < st->nwait;
+	return st->cls != AN_H3 || ((st->t4 != AN_T4_NONE || st->ncul < st->nwait) &&
+				    !st->untouched);
 }
 
 /*
@@ -445,6 +456,35 @@ static int popcount64(uint64_t m)
 }
 
 /*
+ * Data reached process PROC (index + 1) and waits for its GPU in a stalled
+ * comm: its network delivers, so the flows it stops are its GPU's doing
+ * (each comm's own Table-4 rule names that), not its NIC's.
+ */
+static bool holds_received(const struct node *nodes, int nn, uint32_t proc)
+{
+	int i;
+	int32_t r;
+	uint32_t k;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_comm *c = nodes[i].c;
+
+		for (r = 0; r < c->nranks; r++) {
+			const struct an_rank *rk = &c->r[r];
+
+			if (rk->proc != proc || rk->gone)
+				continue;
+			for (k = 0; k < rk->nsubs; k++)
+				if (rk->subs[k].dir == AN_RECV &&
+				    rk->subs[k].received > rk->subs[k].done &&
+				    !(rk->subs[k].nsteps && rk->subs[k].done >= rk->subs[k].nsteps))
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Mycroft 5.3 across comms: a faulty NIC is an end of every flow it
  * stalls, in every comm its rank is in, while a comm seen alone may show
  * only one stuck flow with two ends (a pair), or a sender that waits for
@@ -481,7 +521,8 @@ static void net_narrow(struct an *an, struct node *nodes, int nn)
 	}
 	if (!best || nc.ends[best - 1] < 2 ||
 	    popcount64(nc.nodes[best - 1]) < 2 ||
-	    (second && nc.ends[second - 1] >= nc.ends[best - 1])) {
+	    (second && nc.ends[second - 1] >= nc.ends[best - 1]) ||
+	    holds_received(nodes, nn, best)) {
 		goto out;
 	}
 	for (i = 0; i < nn; i++) {
@@ -543,7 +584,8 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 
 				/* a rank open on a later op of this comm is ahead */
 				if (h == AN_HOLD_NONE ||
-				    (h == AN_HOLD_OPEN && c->st.open_op && op != c->st.open_op))
+				    ((h == AN_HOLD_OPEN || h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) &&
+				     c->st.open_op && op != c->st.open_op))
 					continue;
 				if (h == AN_HOLD_UNKNOWN || !p || !p->gpu_known ||
 				    !p->gpu_comm || p->gpu_comm->node < 0)
@@ -575,9 +617,9 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
  */
 static void locate_gpus(struct an *an, struct an_comm **cs, int n)
 {
-	uint64_t *best_t, *unk_t;
-	uint32_t p, np = an->nprocs ? an->nprocs : 1;
-	struct an_comm **gc;
+	uint64_t *best_t, *unk_t, *mop, *aop;
+	uint32_t p, np = an->nprocs ? an->nprocs : 1, *nmem, *nat;
+	struct an_comm **gc, **mc, **ac;
 	uint64_t *gop;
 	bool changed = false;
 	int i;
@@ -586,7 +628,13 @@ static void locate_gpus(struct an *an, struct an_comm **cs, int n)
 	unk_t = calloc(np, sizeof(*unk_t));
 	gc = calloc(np, sizeof(*gc));
 	gop = calloc(np, sizeof(*gop));
-	if (!best_t || !unk_t || !gc || !gop)
+	nmem = calloc(np, sizeof(*nmem));
+	mc = calloc(np, sizeof(*mc));
+	mop = calloc(np, sizeof(*mop));
+	nat = calloc(np, sizeof(*nat));
+	ac = calloc(np, sizeof(*ac));
+	aop = calloc(np, sizeof(*aop));
+	if (!best_t || !unk_t || !gc || !gop || !nmem || !mc || !mop || !nat || !ac || !aop)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct an_comm *c = cs[i];
@@ -604,7 +652,16 @@ static void locate_gpus(struct an *an, struct an_comm **cs, int n)
 					c->r[r].tierb);
 			if (!p || h == AN_HOLD_NONE)
 				continue;
-			if (h == AN_HOLD_UNKNOWN) {
+			if (h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) {
+				nmem[p - 1]++;
+				mc[p - 1] = c;
+				mop[p - 1] = op;
+				if (h == AN_HOLD_MEM_AT) {
+					nat[p - 1]++;
+					ac[p - 1] = c;
+					aop[p - 1] = op;
+				}
+			} else if (h == AN_HOLD_UNKNOWN) {
 				if (!unk_t[p - 1] || t < unk_t[p - 1])
 					unk_t[p - 1] = t;
 			} else if (!best_t[p - 1] || t < best_t[p - 1] ||
@@ -619,6 +676,21 @@ static void locate_gpus(struct an *an, struct an_comm **cs, int n)
 		struct an_proc *pr = &an->procs[p];
 		bool known = !unk_t[p] || (best_t[p] && unk_t[p] > best_t[p]);
 
+		/*
+		 * Ops seen only in a look at memory have no launch time: the
+		 * GPU is at the one such op when it is all there is, and
+		 * unknown among several.
+		 */
+		if (nmem[p] == 1 && !best_t[p] && !unk_t[p]) {
+			gc[p] = mc[p];
+			gop[p] = mop[p];
+		} else if (nat[p] == 1 && !best_t[p] && !unk_t[p]) {
+			/* of several, the one its flows show it executes */
+			gc[p] = ac[p];
+			gop[p] = aop[p];
+		} else if (nmem[p]) {
+			known = false;
+		}
 		if (!known)
 			gc[p] = NULL, gop[p] = 0;
 		changed |= pr->gpu_known != known || pr->gpu_comm != gc[p] ||
@@ -634,6 +706,12 @@ out:
 	free(unk_t);
 	free(gc);
 	free(gop);
+	free(nmem);
+	free(mc);
+	free(mop);
+	free(nat);
+	free(ac);
+	free(aop);
 }
 
 static void link_nodes(struct an *an, struct node *nodes, int nn)
@@ -666,11 +744,18 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 	for (i = 0; i < nn; i++)
 		if (located(&nodes[i].c->st))
 			located_mask |= 1ull << i;
-	/* blocked: every culprit of C waits inside D's stuck round */
+	/*
+	 * blocked: every culprit of C waits inside D's stuck round (not a
+	 * D whose op started nowhere: it queues behind something else)
+	 */
 	for (i = 0; i < nn; i++) {
 		const struct an_status *st = &nodes[i].c->st;
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = ~(1ull << i);
+
+		for (j = 0; j < nn; j++)
+			if (nodes[j].c->st.untouched)
+				m &= ~(1ull << j);
 
 		nodes[i].edge = -1;
 		if (!st->ncul || st->ncul > AN_EDGE_MAX_CUL || any_down(an, c) ||

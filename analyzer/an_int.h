@@ -19,7 +19,8 @@
 /* rounds this long after step hooks were on are not judged slow */
 #define AN_PERTURB_NS	1000000000ull
 
-enum { SIG_RET = 1, SIG_DONE = 2 };
+/* SIG_MEM: launched as read from memory; its arguments and entry time unknown */
+enum { SIG_RET = 1, SIG_DONE = 2, SIG_MEM = 4 };
 
 struct an_sig {
 	int64_t seq;		/* -1: empty slot */
@@ -64,6 +65,15 @@ struct an_rank {
 	uint64_t net_steps;	/* send steps that completed */
 	/* its proxy last went idle (tier C): when, and when that op was first seen */
 	uint64_t idle_t, idle_tf;
+	/* state read from its process's memory (an_launched, an_snapshot) */
+	uint8_t mem;		/* counters were read */
+	uint8_t mem_only;	/* no call of it seen since: entries have no time */
+	uint8_t dead;		/* a rank whose process is gone (peer table): counts unknown */
+	uint8_t mem_open;	/* its latest tier E snapshot holds an unfinished op */
+	int8_t op_off_ok;	/* op_off: 1 valid, 0 unknown, -1 inconsistent */
+	uint8_t nfn;		/* fn_launched[] entries known */
+	int64_t op_off;		/* seq of collective proxy op id X = X/2 + op_off */
+	uint64_t fn_launched[AN_SEQ_FNS];	/* launched per ncclFunc_t */
 };
 
 enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };
@@ -83,6 +93,7 @@ struct an_status {
 	enum an_t4 t4;
 	bool t4_remote;
 	bool net_global;	/* narrowed by the cross-comm network rule */
+	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */
 	char text[AN_TEXT_MAX];
 	uint32_t nval;
@@ -99,6 +110,7 @@ struct an_comm {
 	uint64_t *host_last;	/* per host id: last progress, 0: none */
 	uint32_t nhost_last;
 	uint64_t version;	/* bumped by every input */
+	bool mem_progress;	/* its latest progress is a look at memory (no timing) */
 	uint64_t analyzed;	/* version of st */
 	uint64_t gpu_gen;	/* an->gpu_gen st was located with */
 	struct an_status st;
@@ -139,6 +151,15 @@ struct an_proc {
 	struct an_nic_event nic;	/* nic.source 0: none */
 	uint64_t nic_t;
 	bool nic_up_again;		/* its port came back (port active) since */
+	/*
+	 * Its threads as /proc showed them (CCLD_EV_THREAD; one look = the
+	 * records of one time): the main thread, one in D state (blocked in
+	 * I/O), and how many there were.
+	 */
+	bool has_main, has_d;
+	struct an_thread main_thread, d_thread;
+	uint32_t nthreads, nthreads_d;
+	uint64_t threads_t;		/* the latest look */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
 	bool gpu_known;
@@ -212,7 +233,12 @@ uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *
 
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);
-enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN };
+/*
+ * AN_HOLD_MEM: an open op known from a look at memory only (the attach
+ * snapshot): which of several comms' ops a GPU runs first is not known.
+ */
+/* AN_HOLD_MEM_AT: the same, and the op's flows show its GPU executes it */
+enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN, AN_HOLD_MEM, AN_HOLD_MEM_AT };
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t);
 typedef void (*an_flow_fn)(void *ctx, struct an_comm *c, int32_t owner,

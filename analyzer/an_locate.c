@@ -144,17 +144,73 @@ static bool proc_down(const struct an *an, const struct an_rank *r)
 	return p && p->state != AN_PROC_RUNNING;
 }
 
+/* "sleeping in pause()", "running", "in I/O (D) in fsync() [wchan]" */
+static void thread_words(const struct an_thread *t, char *buf, size_t n)
+{
+	const char *sc = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
+	const char *st = t->state == 'R' ? "running" : t->state == 'S' ? "sleeping" :
+			 t->state == 'D' ? "blocked in I/O (D)" :
+			 t->state == 'T' || t->state == 't' ? "stopped" : "in state";
+	int k;
+
+	k = snprintf(buf, n, "%s", st);
+	if (t->state != 'R' && t->state != 'S' && t->state != 'D' && t->state != 'T' &&
+	    t->state != 't' && k >= 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - (size_t)k, " %c", t->state);
+	if (k >= 0 && (size_t)k < n && t->syscall >= 0) {
+		if (sc)
+			k += snprintf(buf + k, n - (size_t)k, " in %s()", sc);
+		else
+			k += snprintf(buf + k, n - (size_t)k, " in system call %d", t->syscall);
+	}
+	if (k >= 0 && (size_t)k < n && t->wchan[0] && t->state != 'R')
+		snprintf(buf + k, n - (size_t)k, " [%s]", t->wchan);
+}
+
+/* the process's state, with its main thread as /proc last showed it */
 static const char *proc_words(const struct an *an, const struct an_rank *r,
 			      char *buf, size_t n)
 {
 	const struct an_proc *p = an_proc_of(an, r);
+	char tw[96];
 
-	if (!p || p->state == AN_PROC_RUNNING)
-		return "process running";
-	if (p->state == AN_PROC_STOPPED)
+	if (p && p->state == AN_PROC_EXITED) {
+		if (r->dead)
+			snprintf(buf, n, "process %u exited before ccld attached: NCCL's peer"
+				 " table names it", p->pid);
+		else
+			snprintf(buf, n, "process exited, status %d", p->exit_status);
+		return buf;
+	}
+	if (p && p->state == AN_PROC_STOPPED)
 		return "process stopped (state T)";
-	snprintf(buf, n, "process exited, status %d", p->exit_status);
+	if (!p || !p->has_main)
+		return "process running";
+	thread_words(&p->main_thread, tw, sizeof(tw));
+	snprintf(buf, n, "process running; its main thread is %s%s", tw,
+		 p->nthreads_d > (p->main_thread.state == 'D') ? ", another in I/O (D)" : "");
 	return buf;
+}
+
+/* the culprit's main thread as evidence values (what /proc last showed) */
+static void thread_vals(const struct an *an, const struct an_rank *r, struct an_status *st)
+{
+	const struct an_proc *p = an_proc_of(an, r);
+	const char *sc;
+	char s[2];
+
+	if (!p || !p->has_main || p->state != AN_PROC_RUNNING)
+		return;
+	s[0] = p->main_thread.state;
+	s[1] = '\0';
+	an_val_s(st, "main_state", s);
+	sc = p->main_thread.syscall >= 0 ? syscall_name(p->main_thread.syscall) : NULL;
+	if (sc)
+		an_val_s(st, "main_syscall", sc);
+	else if (p->main_thread.syscall >= 0)
+		an_val_i(st, "main_syscall", p->main_thread.syscall);
+	if (p->main_thread.wchan[0] && p->main_thread.state != 'R')
+		an_val_s(st, "main_wchan", p->main_thread.wchan);
 }
 
 static bool sig_eq(const struct an_sig *a, const struct an_sig *b)
@@ -212,6 +268,7 @@ static void reset(struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
 	st->net_global = false;
+	st->untouched = false;
 	st->text[0] = '\0';
 	st->nval = 0;
 	st->max_call_age_ns = 0;
@@ -279,7 +336,8 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 	for (r = 0; r < c->nranks; r++) {
 		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
 
-		if (!live(&c->r[r]) || s->seq != st->seq)
+		/* launched as read from memory: its arguments are not known */
+		if (!live(&c->r[r]) || s->seq != st->seq || (s->flags & SIG_MEM))
 			continue;
 		for (i = 0; i < ng && !sig_eq(&g[i].sig, s); i++)
 			;
@@ -306,7 +364,7 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 			for (j = 0; j < AN_HIST; j++) {
 				const struct an_sig *s = &c->r[r].hist[j];
 
-				if (s->seq < 0 || s->seq >= st->seq)
+				if (s->seq < 0 || s->seq >= st->seq || (s->flags & SIG_MEM))
 					continue;
 				for (i = 0; i < ng; i++)
 					g[i].seen += sig_eq(&g[i].sig, s);
@@ -325,7 +383,7 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 	for (r = 0; r < c->nranks; r++) {
 		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
 
-		if (!live(&c->r[r]) || s->seq != st->seq)
+		if (!live(&c->r[r]) || s->seq != st->seq || (s->flags & SIG_MEM))
 			continue;
 		/* a true tie names both sides: never guess */
 		if (tie || !sig_eq(s, &g[maj].sig))
@@ -345,6 +403,383 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 	an_val_s(st, "minority", vb);
 	an_val_i(st, "majority_ranks", g[maj].n);
 	an_val_i(st, "minority_ranks", st->ncul);
+	return true;
+}
+
+/* ---- proxy ops read through NCCL's counters ----------------------------- */
+
+/* the seq of collective proxy op OP (kept +1) on rank R (op_off valid) */
+static int64_t op_seq(const struct an_rank *r, uint64_t op)
+{
+	return (int64_t)((op - 1) >> 1) + r->op_off;
+}
+
+static bool coll_op(uint64_t op)
+{
+	return op && !((op - 1) & 1);
+}
+
+/*
+ * Where rank R's GPU is from its proxy (tier C/E), when NCCL's op counter
+ * maps op ids to seqs (an_core.c: every collective of the comm had proxy
+ * work): the round before its oldest open collective op, or everything it
+ * entered when none is open.  -2: not known this way.
+ */
+static int64_t ops_done(const struct an_rank *r)
+{
+	int64_t lo = INT64_MAX;
+	uint32_t i;
+
+	if (!r->tierc || r->op_off_ok != 1)
+		return -2;
+	for (i = 0; i < r->nsubs; i++) {
+		const struct an_progress *p = &r->subs[i];
+
+		if (!coll_op(p->op) || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (op_seq(r, p->op) < lo)
+			lo = op_seq(r, p->op);
+	}
+	return lo == INT64_MAX ? r->entered : lo - 1;
+}
+
+/* the args of the comm's open op on some rank (read from memory), or NULL */
+static const struct an_progress *open_args(const struct an_comm *c)
+{
+	int32_t r;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; live(&c->r[r]) && i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].op == c->st.open_op && c->r[r].subs[i].has_args)
+				return &c->r[r].subs[i];
+	return NULL;
+}
+
+/* ncclFunc_t (proxy args, seqNumber[] index) -> enum ccld_fn */
+static int fn_of_nccl_func(int f)
+{
+	static const int map[] = { CCLD_FN_BROADCAST, CCLD_FN_REDUCE, CCLD_FN_ALLGATHER,
+				   CCLD_FN_REDUCESCATTER, CCLD_FN_ALLREDUCE };
+
+	if (f >= 0 && f < (int)(sizeof(map) / sizeof(map[0])))
+		return map[f];
+	return f == 8 ? CCLD_FN_ALLTOALL : f == 9 ? CCLD_FN_SCATTER :
+	       f == 10 ? CCLD_FN_GATHER : 0;
+}
+
+/* the largest sub of the comm's open op: a barrier all-reduce moves a few bytes */
+static uint64_t open_op_max_bytes(const struct an_comm *c)
+{
+	uint64_t m = 0;
+	int32_t r;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; live(&c->r[r]) && i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].op == c->st.open_op && c->r[r].subs[i].nbytes > m)
+				m = c->r[r].subs[i].nbytes;
+	return m;
+}
+
+/* ---- H2 from memory: the open op's arguments, the launch counts ------ */
+
+/* NCCL's ncclDevRedOp_t, what a proxy op carries (args->redOp) */
+static const char *dev_redop_name(int op, char *buf, size_t n)
+{
+	static const char *const names[] = { "sum", "prod", "min/max", "premulsum",
+					     "sumpostdiv" };
+
+	if (op >= 0 && op < (int)(sizeof(names) / sizeof(names[0])))
+		return names[op];
+	snprintf(buf, n, "redop%d", op);
+	return buf;
+}
+
+/* all-gather, reduce-scatter, all-reduce: every rank sends as much */
+static bool symmetric_coll(int coll)
+{
+	return coll == 2 || coll == 3 || coll == 4;
+}
+
+struct op_args {
+	uint8_t coll, dtype, redop;
+	/* bytes of its send / recv subs of the op; 0: no such sub open */
+	uint64_t bytes[2];
+};
+
+/* rank RK's view of proxy op OP (tier E with arguments): false if none */
+static bool rank_op_args(const struct an_rank *rk, uint64_t op, struct op_args *a)
+{
+	bool found = false;
+	uint32_t i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op || !p->has_args)
+			continue;
+		a->coll = p->coll;
+		a->dtype = p->dtype;
+		a->redop = p->redop;
+		a->bytes[p->dir] += p->nbytes;
+		found = true;
+	}
+	return found;
+}
+
+static bool op_kind_eq(const struct op_args *a, const struct op_args *b)
+{
+	return a->coll == b->coll && a->dtype == b->dtype && a->redop == b->redop;
+}
+
+/*
+ * In a symmetric collective every rank sends and receives as many bytes:
+ * the value most ranks show for direction DIR (of those whose subs of that
+ * direction are still open: a finished side leaves the proxy), and how
+ * many show it; 0 when no value has a strict majority of two or more.
+ */
+static uint64_t majority_bytes(const struct an_comm *c, int dir, uint32_t *nmaj)
+{
+	struct op_args a, b;
+	uint32_t best = 0, known = 0, n;
+	uint64_t v = 0;
+	int32_t r, q;
+
+	for (r = 0; r < c->nranks; r++) {
+		if (!live(&c->r[r]) || !rank_op_args(&c->r[r], c->st.open_op, &a) || !a.bytes[dir])
+			continue;
+		known++;
+		for (n = 0, q = 0; q < c->nranks; q++)
+			n += live(&c->r[q]) && rank_op_args(&c->r[q], c->st.open_op, &b) &&
+			     b.bytes[dir] == a.bytes[dir];
+		if (n > best) {
+			best = n;
+			v = a.bytes[dir];
+		}
+	}
+	*nmaj = best;
+	return best >= 2 && 2 * best > known ? v : 0;
+}
+
+/*
+ * H2 from memory: the comm's open op as each rank's proxy holds it (tier E
+ * snapshot with CCLD_F_PROXY_ARGS).  The same op id on every rank is the
+ * same collective (NCCL numbers a comm's ops alike); ranks whose op has
+ * another function, dtype or reduction, or moves other byte counts in a
+ * symmetric collective (another count), called something else.
+ */
+static bool check_h2_args(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct { struct op_args a; uint32_t n; } g[MAX_GROUPS];
+	uint32_t ng = 0, i, maj = 0, nmaj = 0;
+	char va[32], vb[32], t1[16], t2[16];
+	const struct op_args *A, *B = NULL;
+	uint64_t mb = 0, bad_bytes = 0;
+	const char *field = NULL;
+	struct op_args a;
+	bool tie = false;
+	int32_t r;
+	int dir;
+
+	if (!c->st.open_op || !coll_op(c->st.open_op))
+		return false;
+	for (r = 0; r < c->nranks; r++) {
+		if (!live(&c->r[r]) || !rank_op_args(&c->r[r], c->st.open_op, &a))
+			continue;
+		for (i = 0; i < ng && !op_kind_eq(&g[i].a, &a); i++)
+			;
+		if (i == ng) {
+			if (ng == MAX_GROUPS)
+				continue;
+			g[ng].a = a;
+			g[ng++].n = 0;
+		}
+		g[i].n++;
+	}
+	if (!ng)
+		return false;
+	for (i = 1; i < ng; i++)
+		if (g[i].n > g[maj].n)
+			maj = i;
+	for (i = 0; i < ng; i++)
+		tie |= i != maj && g[i].n == g[maj].n;
+	A = &g[maj].a;
+	if (ng >= 2) {
+		for (r = 0; r < c->nranks; r++)
+			if (live(&c->r[r]) && rank_op_args(&c->r[r], c->st.open_op, &a) &&
+			    (tie || !op_kind_eq(&a, A)))
+				add_cul(an, st, r);
+		B = &g[maj ? 0 : 1].a;
+		nmaj = g[maj].n;
+	} else if (symmetric_coll(A->coll)) {
+		/* one kind: another count shows as other byte counts */
+		for (dir = 0; dir < 2 && !st->ncul; dir++) {
+			if (!(mb = majority_bytes(c, dir, &nmaj)))
+				continue;
+			for (r = 0; r < c->nranks; r++)
+				if (live(&c->r[r]) && rank_op_args(&c->r[r], c->st.open_op, &a) &&
+				    a.bytes[dir] && a.bytes[dir] != mb) {
+					add_cul(an, st, r);
+					bad_bytes = a.bytes[dir];
+				}
+		}
+		if (!st->ncul)
+			return false;
+		B = A;
+		field = "count";
+	} else {
+		return false;
+	}
+	st->cls = AN_H2;
+	st->fn = fn_of_nccl_func(A->coll);
+	if (field) {
+		snprintf(va, sizeof(va), "%" PRIu64 " bytes", mb);
+		snprintf(vb, sizeof(vb), "%" PRIu64 " bytes", bad_bytes);
+	} else if (A->coll != B->coll) {
+		field = "type";
+		snprintf(va, sizeof(va), "%s", an_fn_name(fn_of_nccl_func(A->coll)));
+		snprintf(vb, sizeof(vb), "%s", an_fn_name(fn_of_nccl_func(B->coll)));
+	} else if (A->dtype != B->dtype) {
+		field = "dtype";
+		snprintf(va, sizeof(va), "%s", an_dtype_name(A->dtype, t1, sizeof(t1)));
+		snprintf(vb, sizeof(vb), "%s", an_dtype_name(B->dtype, t2, sizeof(t2)));
+	} else {
+		field = "redop";
+		snprintf(va, sizeof(va), "%s", dev_redop_name(A->redop, t1, sizeof(t1)));
+		snprintf(vb, sizeof(vb), "%s", dev_redop_name(B->redop, t2, sizeof(t2)));
+	}
+	rank_list(st, st->cul, st->ncul);
+	text(st, ": %s seq %" PRId64 " of comm %016" PRIx64 " (proxy op 0x%" PRIx64
+	     ", as its process's memory holds it) ", an_fn_name(fn_of_nccl_func(B->coll)),
+	     st->seq, c->hash, c->st.open_op - 1);
+	if (!strcmp(field, "count"))
+		text(st, "moves %s where %u rank%s %s: another count", vb, nmaj,
+		     nmaj == 1 ? " moves" : "s move", va);
+	else
+		text(st, "has %s %s where %u rank%s %s", field, vb, nmaj,
+		     nmaj == 1 ? " has" : "s have", va);
+	if (tie)
+		text(st, " (no majority: all are listed)");
+	an_val_s(st, "field", field);
+	an_val_s(st, "majority", va);
+	an_val_s(st, "minority", vb);
+	an_val_i(st, "majority_ranks", nmaj);
+	an_val_i(st, "minority_ranks", st->ncul);
+	an_val_s(st, "source", "memory");
+	return true;
+}
+
+static uint64_t launched_total(const struct an_rank *r)
+{
+	uint64_t t = 0;
+	uint32_t i;
+
+	for (i = 0; i < r->nfn; i++)
+		t += r->fn_launched[i];
+	return t;
+}
+
+static bool same_counts(const struct an_rank *a, const struct an_rank *b)
+{
+	return a->nfn == b->nfn &&
+	       !memcmp(a->fn_launched, b->fn_launched, a->nfn * sizeof(a->fn_launched[0]));
+}
+
+/* a rank of the majority waits in the open op for data rank M sent and finished */
+static bool waits_for_finished(const struct an_comm *c, int32_t m)
+{
+	const struct an_rank *mr = &c->r[m];
+	int32_t q;
+	uint32_t i;
+
+	for (i = 0; i < mr->nsubs; i++)
+		if (mr->subs[i].op == c->st.open_op &&
+		    !(mr->subs[i].nsteps && mr->subs[i].done >= mr->subs[i].nsteps))
+			return false;	/* M's side of the op is still open */
+	for (q = 0; q < c->nranks; q++)
+		for (i = 0; q != m && live(&c->r[q]) && i < c->r[q].nsubs; i++) {
+			const struct an_progress *p = &c->r[q].subs[i];
+
+			if (p->op == c->st.open_op && p->dir == AN_RECV && p->peer == m &&
+			    p->posted > p->received)
+				return true;
+		}
+	return false;
+}
+
+/*
+ * H2 from NCCL's per-function launch counts (comm->seqNumber[], read from
+ * memory).  Every rank of a comm launches the same sequence of
+ * collectives: a rank that launched as many as the majority but not as
+ * many of each function called another function; so did a rank that
+ * launched a function the majority never launched while the majority
+ * waits in the stuck round for data that rank's side already finished (it
+ * went on after its op of another kind completed without them).
+ */
+static bool check_h2_counts(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	const struct an_rank *mj = NULL;
+	uint32_t nk = 0, nmaj = 0, f;
+	int32_t r, q, mfn = -1, xfn = -1;
+	char va[32], vb[32];
+
+	for (r = 0; r < c->nranks; r++) {
+		uint32_t n = 0;
+
+		if (!live(&c->r[r]) || c->r[r].dead || !c->r[r].nfn)
+			continue;
+		nk++;
+		for (q = 0; q < c->nranks; q++)
+			n += live(&c->r[q]) && !c->r[q].dead && c->r[q].nfn &&
+			     same_counts(&c->r[r], &c->r[q]);
+		if (n > nmaj) {
+			nmaj = n;
+			mj = &c->r[r];
+		}
+	}
+	if (nk < 2 || !mj || 2 * nmaj <= nk || nmaj == nk)
+		return false;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+		bool bad = false;
+
+		if (!live(rk) || rk->dead || !rk->nfn || same_counts(rk, mj))
+			continue;
+		for (f = 0; f < rk->nfn && f < mj->nfn; f++) {
+			if (launched_total(rk) == launched_total(mj) &&
+			    rk->fn_launched[f] > mj->fn_launched[f])
+				bad = true;
+			else if (rk->fn_launched[f] && !mj->fn_launched[f] &&
+				 waits_for_finished(c, r))
+				bad = true;
+			if (bad && xfn < 0)
+				xfn = (int32_t)f;
+		}
+		if (bad)
+			add_cul(an, st, r);
+	}
+	if (!st->ncul)
+		return false;
+	for (f = 0; f < mj->nfn; f++)
+		if (mj->fn_launched[f] > c->r[st->cul[0]].fn_launched[f])
+			mfn = (int32_t)f;
+	st->cls = AN_H2;
+	snprintf(va, sizeof(va), "%s", st->fn ? an_fn_name(st->fn) :
+		 mfn >= 0 ? an_fn_name(fn_of_nccl_func(mfn)) : "op");
+	snprintf(vb, sizeof(vb), "%s", an_fn_name(fn_of_nccl_func(xfn)));
+	rank_list(st, st->cul, st->ncul);
+	text(st, " launched %" PRIu64 " %s in comm %016" PRIx64 " where the %u other rank%s"
+	     " launched %" PRIu64 " (NCCL's per-function counts, read from memory);"
+	     " they wait in %s seq %" PRId64, c->r[st->cul[0]].fn_launched[xfn],
+	     vb, c->hash, nmaj, nmaj == 1 ? "" : "s", mj->fn_launched[xfn], va, st->seq);
+	an_val_s(st, "field", "type");
+	an_val_s(st, "majority", va);
+	an_val_s(st, "minority", vb);
+	an_val_i(st, "majority_ranks", nmaj);
+	an_val_i(st, "minority_ranks", st->ncul);
+	an_val_s(st, "source", "memory");
 	return true;
 }
 
@@ -529,6 +964,23 @@ static const struct an_progress *peer_sub(struct an_comm *c, const struct an_pro
 			return q;
 	}
 	return NULL;
+}
+
+/* rank R of C holds received data of the round that its GPU did not consume */
+static bool holds_data(const struct an *an, const struct an_comm *c, int32_t r, int64_t seq)
+{
+	const struct an_rank *rk = &c->r[r];
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+		enum an_t4 t4;
+
+		if (p->dir == AN_RECV && sub_live(an, c, rk, p, seq) &&
+		    classify(p, &t4) == SS_T4 && t4 == AN_T4_GPU_NOT_READY)
+			return true;
+	}
+	return false;
 }
 
 /* Per-rank facts about its stuck flows, for locate_t4(). */
@@ -733,6 +1185,14 @@ static bool locate_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				add_cul(an, st, net.rank);
 			}
 		}
+		/*
+		 * A culprit's own send that never left while data it received
+		 * waits for its GPU: its network delivers; its GPU produced
+		 * nothing (a GPU stalled in a kernel before this op).
+		 */
+		if (!net.remote && net.rank == (int32_t)st->cul[0] &&
+		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
+			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
 	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
 		struct pick *k = gpu.rank >= 0 && gpu.p ? &gpu : &quiet;
@@ -811,6 +1271,31 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
  * data says which (AN_HOLD_UNKNOWN: an intra-node comm has no proxy ops;
  * *T the first one's entry); else AN_HOLD_NONE.
  */
+/*
+ * Rank RK's GPU evidently executes proxy op OP: it produced and sent all it
+ * could (no send waits for its data), consumed all that came (no received
+ * step waits for it), and waits for a peer's data.  A GPU elsewhere (queued
+ * behind another op) or stalled leaves received data or unproduced sends.
+ */
+static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
+{
+	bool starving = false;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (p->dir == AN_SEND && p->posted > p->transmitted)
+			return false;
+		if (p->dir == AN_RECV && p->received > p->done)
+			return false;
+		starving |= p->dir == AN_RECV && p->posted > p->received;
+	}
+	return starving;
+}
+
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t)
 {
@@ -822,9 +1307,27 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 	if (!live(rk))
 		return AN_HOLD_NONE;
 	if (rk->tierc) {
+		uint32_t i;
+
 		*op = open_op(rk, t);
 		if (!*op)
 			return AN_HOLD_NONE;
+		for (i = 0; i < rk->nsubs; i++)
+			if (rk->subs[i].op == *op && rk->subs[i].from_mem)
+				break;
+		if (i < rk->nsubs) {
+			/*
+			 * Known from memory only.  Ids of collectives and of p2p
+			 * ops are two sequences: any open op whose flows show
+			 * the GPU in it is where the GPU is.
+			 */
+			for (i = 0; i < rk->nsubs; i++)
+				if (gpu_in_op(rk, rk->subs[i].op)) {
+					*op = rk->subs[i].op;
+					return AN_HOLD_MEM_AT;
+				}
+			return AN_HOLD_MEM;
+		}
 		/*
 		 * The stream order is the order of the calls: the proxy threads
 		 * of different comms pick their ops up in any order.  The entry
@@ -904,32 +1407,66 @@ bool an_locate_net(struct an *an, struct an_comm *c, int32_t r,
 	return true;
 }
 
+/*
+ * The stuck op moved on no rank at all: no send left a GPU, no data
+ * arrived anywhere.  One faulty GPU or NIC stops the flows it is an end
+ * of, not every flow of every rank: every GPU of the comm is elsewhere
+ * (its stream holds an earlier op of another comm), and this comm only
+ * queues behind that (an_detect.c does not let it block another comm).
+ */
+static bool untouched(const struct an *an, const struct an_comm *c,
+		      const struct an_status *st)
+{
+	uint32_t i, nsubs = 0;
+	int32_t r;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+
+		for (i = 0; live(rk) && i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+
+			if (!sub_live(an, c, rk, p, st->seq))
+				continue;
+			if (p->transmitted || p->received || p->done)
+				return false;
+			nsubs++;
+		}
+	}
+	return nsubs > 0;
+}
+
 /* ---- collectives ---------------------------------------------------- */
 
 static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	int64_t lo = INT64_MAX, hi = -1, sb = INT64_MAX;
-	bool tierb_all = true, in_call = false, incomplete = false;
+	bool known_all = true, in_call = false, incomplete = false, mem = false;
 	uint32_t nlive = 0, down = 0;
 	const struct an_sig *ref = NULL;
-	char buf[64];
+	const struct an_progress *args;
+	char buf[160];
 	int32_t i;
 
 	for (i = 0; i < c->nranks; i++) {
 		struct an_rank *r = &c->r[i];
+		int64_t done = -2;
 
 		if (!live(r))
 			continue;
 		nlive++;
 		down += proc_down(an, r);
+		mem |= r->mem_only;
+		/* a rank known only from a peer's table: what it launched is unknown */
+		if (r->dead && r->entered < 0)
+			continue;
 		if (r->entered < lo)
 			lo = r->entered;
 		if (r->entered > hi)
 			hi = r->entered;
 		in_call |= r->in_call;
 		if (r->tierb) {
-			int64_t done = r->completed;
-
+			done = r->completed;
 			/*
 			 * Tier B completes a whole step's ops at once (one event
 			 * per step); a proxy with nothing open (tier C/E) has
@@ -937,12 +1474,19 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 			 */
 			if (r->tierc && done < r->entered && !any_open(r))
 				done = r->entered;
+		}
+		/* finer than tier B: the proxy's own op, through NCCL's counter */
+		if (ops_done(r) >= -1)
+			done = ops_done(r);
+		if (done >= -1) {
 			if (done + 1 < sb)
 				sb = done + 1;
 			incomplete |= done < r->entered;
 		} else {
-			tierb_all = false;
+			known_all = false;
 		}
+		/* a look at its memory found an op still active in its proxy */
+		incomplete |= r->mem_open;
 	}
 	if (!nlive || hi < 0)
 		return;
@@ -951,7 +1495,7 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 		st->seq = sb;
 	if (lo < hi || in_call || incomplete)
 		st->strength = ST_STRONG;
-	else if (!tierb_all)
+	else if (!known_all)
 		st->strength = ST_WEAK;
 	else if (down && sb <= hi)
 		st->strength = ST_STRONG;
@@ -964,14 +1508,24 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 	for (i = 0; i < c->nranks; i++) {
 		const struct an_sig *s = &c->r[i].hist[st->seq % AN_HIST];
 
-		if (live(&c->r[i]) && s->seq == st->seq) {
+		if (live(&c->r[i]) && s->seq == st->seq && !(s->flags & SIG_MEM)) {
 			ref = s;
 			break;
 		}
 	}
-	st->fn = ref ? ref->fn : CCLD_FN_ALLREDUCE;
-	st->barrier = ref && ref->fn == CCLD_FN_ALLREDUCE &&
-		      sig_bytes(ref) <= an->cfg.barrier_bytes;
+	args = ref ? NULL : open_args(c);
+	if (ref) {
+		st->fn = ref->fn;
+		st->barrier = ref->fn == CCLD_FN_ALLREDUCE &&
+			      sig_bytes(ref) <= an->cfg.barrier_bytes;
+	} else if (args) {
+		/* known from memory only: the open op's arguments in its proxy */
+		st->fn = fn_of_nccl_func(args->coll);
+		st->barrier = st->fn == CCLD_FN_ALLREDUCE &&
+			      open_op_max_bytes(c) <= an->cfg.barrier_bytes;
+	} else {
+		st->fn = mem ? 0 : CCLD_FN_ALLREDUCE;
+	}
 
 	for (i = 0; i < c->nranks; i++) {
 		struct an_rank *r = &c->r[i];
@@ -989,10 +1543,19 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 
 		st->cls = AN_H1;
 		rank_list(st, st->cul, st->ncul);
-		if (r->entered >= st->seq)
+		if (r->dead && r->entered < 0)
+			text(st, " never entered %s seq %" PRId64 " of comm %016" PRIx64
+			     " (%s)", an_fn_name(st->fn), st->seq, c->hash,
+			     proc_words(an, r, buf, sizeof(buf)));
+		else if (r->entered >= st->seq)
 			text(st, " stopped in %s seq %" PRId64 " of comm %016"
 			     PRIx64 " (%s)", an_fn_name(st->fn), st->seq,
 			     c->hash, proc_words(an, r, buf, sizeof(buf)));
+		else if (r->mem_only)
+			text(st, " never entered %s seq %" PRId64 " of comm %016"
+			     PRIx64 " (it launched up to seq %" PRId64 ", when is not"
+			     " known; %s)", an_fn_name(st->fn), st->seq, c->hash,
+			     r->entered, proc_words(an, r, buf, sizeof(buf)));
 		else
 			text(st, " never entered %s seq %" PRId64 " of comm %016"
 			     PRIx64 " (last entered seq %" PRId64 ", %.1f s ago;"
@@ -1005,15 +1568,17 @@ static void locate_coll(struct an *an, struct an_comm *c, struct an_status *st)
 		an_val_i(st, "nranks", c->nranks);
 		an_val_i(st, "entered", st->nwait);
 		an_val_i(st, "culprit_seq", r->entered);
+		thread_vals(an, r, st);
 		return;
 	}
-	if (check_h2(an, c, st)) {
+	if (check_h2(an, c, st) || check_h2_args(an, c, st) || check_h2_counts(an, c, st)) {
 		blocked_inside(an, c, st);
 		return;
 	}
 	if (locate_t4(an, c, st)) {
 		blocked_inside(an, c, st);
 		an_val_i(st, "nranks", c->nranks);
+		st->untouched = untouched(an, c, st);
 		return;
 	}
 	st->cls = AN_H3;
@@ -1073,6 +1638,49 @@ static const struct an_p2p *p2p_of(const struct an_rank *r, int32_t peer)
 	return NULL;
 }
 
+/*
+ * p2p known only from a look at memory (the attach snapshot): no counter
+ * of sends and receives exists, but ranks' proxies hold open p2p ops.  The
+ * flows of the comm's oldest open op say who waits for whom (Table 4).
+ */
+static void locate_p2p_mem(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	uint64_t op = c->st.open_op;
+	int32_t r;
+	uint32_t i;
+
+	if (!op || coll_op(op))
+		return;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+		bool open = false;
+
+		for (i = 0; live(rk) && rk->mem_open && i < rk->nsubs; i++)
+			open |= rk->subs[i].op == op && rk->subs[i].from_mem &&
+				!(rk->subs[i].nsteps && rk->subs[i].done >= rk->subs[i].nsteps);
+		if (open)
+			add_wait(an, st, r);
+	}
+	if (!st->nwait)
+		return;
+	st->strength = ST_STRONG;
+	st->p2p = true;
+	st->seq = (int64_t)((op - 1) >> 1);
+	st->fn = CCLD_FN_SEND;
+	if (locate_t4(an, c, st)) {
+		text(st, " (p2p op 0x%" PRIx64 " of comm %016" PRIx64 ", as memory holds it)",
+		     op - 1, c->hash);
+		st->untouched = untouched(an, c, st);
+		return;
+	}
+	st->cls = AN_H3;
+	for (i = 0; i < st->nwait; i++)
+		add_cul(an, st, st->wait[i]);
+	rank_list(st, st->cul, st->ncul);
+	text(st, " hold p2p op 0x%" PRIx64 " of comm %016" PRIx64 " open (read from memory);"
+	     " no progress data tells which one is stuck: all are listed", op - 1, c->hash);
+}
+
 static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	int32_t i, wr = -1, cr = -1;
@@ -1115,8 +1723,10 @@ static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 			}
 		}
 	}
-	if (wr < 0)
+	if (wr < 0) {
+		locate_p2p_mem(an, c, st);
 		return;
+	}
 	st->strength = ST_STRONG;
 	st->p2p = true;
 	st->seq = wseq;
@@ -1176,6 +1786,49 @@ static void locate_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	}
 }
 
+static bool has_val(const struct an_status *st, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nval; i++)
+		if (!strcmp(st->val[i].key, key))
+			return true;
+	return false;
+}
+
+/*
+ * Says where the picture is partial: ranks of the comm no traced process
+ * holds (never named: their state is unknown), and ranks whose state
+ * comes from memory read at attach (what they did before is not known).
+ */
+static void what_is_not_known(const struct an_comm *c, struct an_status *st)
+{
+	int32_t r, miss[8];
+	uint32_t nmiss = 0, k;
+	bool mem = false;
+
+	for (r = 0; r < c->nranks; r++) {
+		if (!c->r[r].proc) {
+			if (nmiss < 8)
+				miss[nmiss] = r;
+			nmiss++;
+		}
+		mem |= live(&c->r[r]) && (c->r[r].mem_only || c->r[r].dead);
+	}
+	if (nmiss) {
+		text(st, "; %u of %d ranks are not traced (%s ", nmiss, c->nranks,
+		     nmiss == 1 ? "rank" : "ranks");
+		for (k = 0; k < nmiss && k < 8; k++)
+			text(st, "%s%d", k ? "," : "", miss[k]);
+		text(st, "%s): their state is unknown", nmiss > 8 ? ",..." : "");
+		an_val_i(st, "untraced", nmiss);
+	}
+	if (mem && !has_val(st, "source")) {
+		text(st, "; state read from memory at attach");
+		an_val_s(st, "source", "memory");
+	}
+}
+
 void an_locate(struct an *an, struct an_comm *c)
 {
 	struct an_status *st = &c->st;
@@ -1187,15 +1840,17 @@ void an_locate(struct an *an, struct an_comm *c)
 	reset(st);
 	st->open_op = comm_open_op(c);
 	locate_coll(an, c, st);
-	if (st->strength == ST_STRONG)
-		return;
-	coll = st->strength;
-	reset(st);
-	locate_p2p(an, c, st);
-	if (st->strength == ST_STRONG)
-		return;
-	/* a weak collective picture (only the long threshold applies) */
-	reset(st);
-	if (coll != ST_NONE)
-		locate_coll(an, c, st);
+	if (st->strength != ST_STRONG) {
+		coll = st->strength;
+		reset(st);
+		locate_p2p(an, c, st);
+		if (st->strength != ST_STRONG) {
+			/* a weak collective picture (only the long threshold applies) */
+			reset(st);
+			if (coll != ST_NONE)
+				locate_coll(an, c, st);
+		}
+	}
+	if (st->cls)
+		what_is_not_known(c, st);
 }

@@ -142,11 +142,15 @@ static void put_prog(struct wbuf *b, const struct an_progress *p)
 	put64(b, p->nsteps);
 	put64(b, p->op);
 	put64(b, p->nbytes);
+	put8(b, p->has_args);
+	put8(b, p->coll);
+	put8(b, p->dtype);
+	put8(b, p->redop);
 }
 
-static void get_prog(struct rbuf *b, struct an_progress *p)
+static void get_prog(struct rbuf *b, struct an_progress *p, uint8_t ver)
 {
-	uint8_t dir, step;
+	uint8_t dir, step, has_args = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->seq = (int64_t)get64(b);
@@ -161,8 +165,15 @@ static void get_prog(struct rbuf *b, struct an_progress *p)
 	p->nsteps = get64(b);
 	p->op = get64(b);
 	p->nbytes = get64(b);
-	if (dir > AN_RECV || step > 1)
+	if (ver >= 2) {
+		has_args = get8(b);
+		p->coll = get8(b);
+		p->dtype = get8(b);
+		p->redop = get8(b);
+	}
+	if (dir > AN_RECV || step > 1 || has_args > 1)
 		b->bad = true;
+	p->has_args = has_args;
 	p->dir = dir == AN_RECV ? AN_RECV : AN_SEND;
 	p->step = step;
 }
@@ -202,6 +213,86 @@ static void get_nic(struct rbuf *b, struct an_nic_event *e)
 	e->new_state = get8(b);
 	if (e->source < 1 || e->source > 4)
 		b->bad = true;
+}
+
+/* AW_THREAD: pid, tid, state, main, syscall, arg0, name and wchan texts */
+static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
+{
+	char name[sizeof(t->name) + 1], wchan[sizeof(t->wchan) + 1];
+
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(t->name), t->name);
+	snprintf(wchan, sizeof(wchan), "%.*s", (int)sizeof(t->wchan), t->wchan);
+	put32(b, pid);
+	put32(b, t->tid);
+	put8(b, t->state);
+	put8(b, t->main);
+	put32(b, t->syscall);
+	put64(b, t->arg0);
+	if (put_text(b, name) || put_text(b, wchan))
+		return -EINVAL;
+	return 0;
+}
+
+static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t)
+{
+	char txt[AN_LABEL_MAX];
+	uint8_t main;
+
+	memset(t, 0, sizeof(*t));
+	*pid = get32(b);
+	t->tid = get32(b);
+	t->state = (char)get8(b);
+	main = get8(b);
+	t->syscall = (int32_t)get32(b);
+	t->arg0 = get64(b);
+	get_text(b, txt);
+	if (strlen(txt) >= sizeof(t->name))
+		b->bad = true;
+	snprintf(t->name, sizeof(t->name), "%.*s", (int)sizeof(t->name) - 1, txt);
+	get_text(b, txt);
+	if (strlen(txt) >= sizeof(t->wchan))
+		b->bad = true;
+	snprintf(t->wchan, sizeof(t->wchan), "%.*s", (int)sizeof(t->wchan) - 1, txt);
+	if (main > 1 || t->syscall < -2 ||
+	    !((t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z')))
+		b->bad = true;
+	t->main = main;
+}
+
+/* AW_LAUNCHED: ncoll, flags (1 coll_ops known, 2 dead), coll_ops, nfn, per_fn */
+static int put_launch(struct wbuf *b, const struct an_launch *l)
+{
+	uint32_t i;
+
+	if (l->nfn > AN_SEQ_FNS || l->ncoll < -1)
+		return -EINVAL;
+	put64(b, l->ncoll);
+	put8(b, (l->has_coll_ops ? 1 : 0) | (l->dead ? 2 : 0));
+	put64(b, l->coll_ops);
+	put8(b, l->nfn);
+	for (i = 0; i < l->nfn; i++)
+		put64(b, l->per_fn[i]);
+	return 0;
+}
+
+static void get_launch(struct rbuf *b, struct an_launch *l)
+{
+	uint8_t flags;
+	uint32_t i;
+
+	memset(l, 0, sizeof(*l));
+	l->ncoll = (int64_t)get64(b);
+	flags = get8(b);
+	l->coll_ops = get64(b);
+	l->nfn = get8(b);
+	if (flags > 3 || l->nfn > AN_SEQ_FNS || l->ncoll < -1) {
+		b->bad = true;
+		l->nfn = 0;
+	}
+	l->has_coll_ops = flags & 1;
+	l->dead = flags & 2;
+	for (i = 0; i < l->nfn; i++)
+		l->per_fn[i] = get64(b);
 }
 
 int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
@@ -281,6 +372,15 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 			return -EINVAL;
 		put32(&b, w->k.pid);
 		break;
+	case AW_LAUNCHED:
+		put_key(&b, &w->k);
+		if (put_launch(&b, &w->launch))
+			return -EINVAL;
+		break;
+	case AW_THREAD:
+		if (put_thread(&b, w->k.pid, &w->thread))
+			return -EINVAL;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -302,8 +402,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		snprintf(err, errlen, "record of %zu bytes: too short", len);
 		return -EINVAL;
 	}
-	if (ver != AN_WIRE_VERSION) {
-		snprintf(err, errlen, "record version %u, this analyzer reads %u", ver,
+	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED)) {
+		snprintf(err, errlen, "record version %u, this analyzer reads 1 to %u", ver,
 			 AN_WIRE_VERSION);
 		return -EINVAL;
 	}
@@ -341,7 +441,7 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			return -EINVAL;
 		}
 		for (i = 0; i < w->nsubs && !b.bad; i++)
-			get_prog(&b, &w->subs[i]);
+			get_prog(&b, &w->subs[i], ver);
 		break;
 	case AW_PROC:
 		w->k.pid = get32(&b);
@@ -381,6 +481,13 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	case AW_RDMA:
 		get_nic(&b, &w->nic);
 		w->k.pid = get32(&b);
+		break;
+	case AW_LAUNCHED:
+		get_key(&b, &w->k);
+		get_launch(&b, &w->launch);
+		break;
+	case AW_THREAD:
+		get_thread(&b, &w->k.pid, &w->thread);
 		break;
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
@@ -446,6 +553,12 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_RDMA:
 		an_nic_error(an, host, w->k.pid, &w->nic, w->t_ns);
+		break;
+	case AW_LAUNCHED:
+		an_launched(an, &k, &w->launch, w->t_ns);
+		break;
+	case AW_THREAD:
+		an_thread_state(an, host, w->k.pid, &w->thread, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

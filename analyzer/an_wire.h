@@ -19,9 +19,14 @@
 #include <stdint.h>
 #include "analyzer.h"
 
-#define AN_WIRE_VERSION		1
+/*
+ * Version 2 added AW_LAUNCHED, AW_THREAD and the op arguments of proxy
+ * subs; a decoder of version 2 still reads version-1 records (an agent
+ * not upgraded yet), an older one refuses version 2.
+ */
+#define AN_WIRE_VERSION		2
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
-#define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 80)
+#define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)
 
 enum an_wire_type {
 	AW_CLOCK = 1,		/* an_clock + the host's realtime offset */
@@ -37,6 +42,8 @@ enum an_wire_type {
 	AW_XID,			/* an_gpu_error */
 	AW_TCP,			/* an_tcp_event */
 	AW_RDMA,		/* an_nic_error */
+	AW_LAUNCHED,		/* an_launched (version 2) */
+	AW_THREAD,		/* an_thread_state (version 2) */
 	AW_TYPE_MAX,
 };
 
@@ -60,6 +67,8 @@ struct an_wire {
 	uint32_t peer_pid;		/* AW_TCP (k.pid: the socket's process) */
 	enum an_tcp_kind tcp_kind;
 	uint8_t tcp_old, tcp_new;	/* AW_TCP: TCP states (AN_TCP_STATE) */
+	struct an_launch launch;	/* AW_LAUNCHED */
+	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

@@ -80,6 +80,38 @@ struct an_progress {
 	uint64_t t_first;	/* set by the analyzer: op first seen (host clock) */
 	uint64_t t_last;	/* set by the analyzer: this sub's latest record */
 	bool step;		/* from a step-level hook (every step change seen) */
+	bool from_mem;		/* set by the analyzer: op known from a tier E look only */
+	bool has_args;		/* coll, dtype, redop hold the op's arguments */
+	uint8_t coll;		/* ncclFunc_t (args->coll) */
+	uint8_t dtype;		/* ncclDataType_t */
+	uint8_t redop;		/* args->redOp */
+};
+
+/*
+ * A comm rank's counters read from its process's memory (the attach
+ * snapshot, or a later look): NCCL's own numbers, so ncoll is ccld's seq
+ * of the next collective.  A rank whose process is gone (a live rank's
+ * peer table named it) comes with dead set and nothing else known.
+ */
+#define AN_SEQ_FNS	5	/* launched per ncclFunc_t (Broadcast..AllReduce) */
+struct an_launch {
+	int64_t ncoll;		/* collectives launched, sum(seqNumber[]); -1 unknown */
+	bool has_coll_ops;
+	uint64_t coll_ops;	/* collOpCount: collectives that had proxy (network) work */
+	uint32_t nfn;		/* per_fn entries known (0..AN_SEQ_FNS) */
+	uint64_t per_fn[AN_SEQ_FNS];	/* seqNumber[ncclFunc_t] */
+	bool dead;		/* its process exited: named by a peer's table */
+};
+
+/* One thread of a traced process, as /proc shows it (CCLD_EV_THREAD). */
+struct an_thread {
+	uint32_t tid;
+	char state;		/* R S D T t Z */
+	bool main;		/* tid == pid */
+	int32_t syscall;	/* -1 running in user space, -2 unknown */
+	uint64_t arg0;		/* its first argument */
+	char name[16];
+	char wchan[32];
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
@@ -178,6 +210,19 @@ void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
 void an_op_complete(struct an *an, const struct an_op *op, uint64_t t_ns);
 void an_complete_upto(struct an *an, const struct an_key *k, int64_t upto,
 		      uint64_t t_ns);
+
+/*
+ * A comm rank's launched counters read from memory (attach snapshot):
+ * creates the rank if needed; the first look at a rank (and a look that
+ * shows launches no call was seen for) is progress, a look that shows
+ * nothing new is not.  Entries known only from memory have no time.
+ */
+void an_launched(struct an *an, const struct an_key *k, const struct an_launch *l,
+		 uint64_t t_ns);
+
+/* A thread of process PID: kept for its process's evidence in verdicts. */
+void an_thread_state(struct an *an, uint32_t host, uint32_t pid, const struct an_thread *t,
+		     uint64_t t_ns);
 
 /* Tier C: counters of one sub of the op in flight. */
 void an_progress(struct an *an, const struct an_key *k,

@@ -93,6 +93,8 @@ enum ccld_ev_type {
 	CCLD_EV_XID,		/* a GPU error (NVIDIA Xid) on this process's GPU: u.xid */
 	CCLD_EV_TCP,		/* TCP trouble on a traced process's socket (BPF): u.tcp */
 	CCLD_EV_RDMA = 40,	/* RDMA verbs control path (tier D, BPF): u.rdma */
+	CCLD_EV_COMM_STATE,	/* a comm rank's state read from memory (attach, on demand): u.cstate */
+	CCLD_EV_THREAD,		/* a thread of a traced process: state, where it waits: u.thread */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -105,6 +107,8 @@ enum ccld_ev_type {
 /* CCLD_EV_PROXY, set by the loader once it mapped the op to its comm */
 #define CCLD_F_PROXY_RECV (1u << 5) /* args->progress is a recv progress fn */
 #define CCLD_F_PROXY_DIR (1u << 6) /* the send/recv direction is known */
+/* CCLD_EV_PROXY snapshot: u.proxy.coll/dtype/redop hold the op's arguments */
+#define CCLD_F_PROXY_ARGS (1u << 7)
 
 /* Identity of a communicator as read from the target's memory at the probe. */
 struct ccld_ident {
@@ -188,6 +192,53 @@ struct ccld_proxy {
 	__u8 state;		/* RecordProxy*State: the state argument */
 	__u16 slice_steps;
 	__u16 nsnap;		/* snapshot: records in this snapshot */
+};
+
+/* Where a CCLD_EV_COMM_STATE record's comm was found (ccld_comm_state.source). */
+enum ccld_comm_src {
+	CCLD_COMM_SRC_ARRAY = 1,	/* NCCL's global ncclComms[] (RAS, 2.24+) */
+	CCLD_COMM_SRC_SCAN,		/* found by its magic in the process's memory */
+	CCLD_COMM_SRC_PEER,		/* a dead rank, from a live rank's peer table */
+	CCLD_COMM_SRC_CALLS,		/* a comm ccld knew from its calls, read again */
+};
+
+#define CCLD_SEQ_FNS	5	/* comm->seqNumber[] per ncclFunc_t kept (NCCL_NUM_FUNCTIONS) */
+
+/*
+ * CCLD_EV_COMM_STATE: one comm rank as its process's memory holds it, read
+ * by the loader when it attaches (and on demand), before any new call is
+ * seen.  id: the comm's address and identity; id.nccl_seq the collectives
+ * launched, sum(comm->seqNumber[]) (CCLD_F_SEQ).  Source PEER: rank
+ * id.rank's process (pid of the record) no longer exists on this host; a
+ * live rank's comm->peerInfo[] named it (pidHash), and id.comm is 0.
+ */
+struct ccld_comm_state {
+	__u64 seq_number[CCLD_SEQ_FNS];	/* launched per ncclFunc_t (nseq valid) */
+	__u64 coll_op_count;	/* comm->collOpCount: collectives with proxy work */
+	__u64 op_count;		/* comm->opCount */
+	__u8 nseq;		/* seq_number[] entries read, 0: none */
+	__u8 source;		/* enum ccld_comm_src */
+	__u8 counts;		/* CCLD_CS_* bits: which counters were read */
+	__u8 pad;
+	__s32 cuda_dev;		/* comm->cudaDev, -1 unknown */
+};
+
+#define CCLD_CS_COLL_OP_COUNT	(1u << 0)
+#define CCLD_CS_OP_COUNT	(1u << 1)
+
+/*
+ * CCLD_EV_THREAD: one thread of a traced process, from /proc/PID/task/TID
+ * (stat, syscall, wchan, comm), when the loader attaches and when it
+ * changes while a comm of the process is suspected.  tid: the thread.
+ */
+struct ccld_thread {
+	__s32 syscall;		/* system call it is in; -1 running in user space, -2 unknown */
+	__u8 state;		/* /proc state letter: R S D T t Z */
+	__u8 main;		/* the process's main thread (tid == pid) */
+	__u16 pad;
+	__u64 arg0;		/* the system call's first argument (an fd, an address) */
+	char name[16];		/* thread name (/proc/.../comm), NUL-terminated */
+	char wchan[32];		/* kernel function it sleeps in, "" when running */
 };
 
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
@@ -301,9 +352,23 @@ struct ccld_event {
 		struct ccld_xid xid;
 		struct ccld_tcp tcp;
 		struct ccld_rdma rdma;
+		struct ccld_comm_state cstate;
+		struct ccld_thread thread;
 		__u8 raw[64];
 	} u;
-	__u64 thread;		/* CCLD_EV_PROXY from BPF: pthread_t (x86-64 fsbase) */
+	/*
+	 * CCLD_EV_PROXY from BPF: the calling thread's pthread_t (x86-64
+	 * fsbase).  Snapshot records (CCLD_F_PROXY_ARGS): the op's arguments.
+	 */
+	union {
+		__u64 thread;
+		struct {
+			__u8 coll;	/* args->coll (ncclFunc_t) */
+			__u8 dtype;	/* args->dtype */
+			__u8 redop;	/* args->redOp */
+			__u8 pad[5];
+		} args;
+	};
 };
 
 /*
@@ -344,6 +409,8 @@ struct ccld_proxy_layout {
 	__s32 args_progress;
 	__s32 args_coll;
 	__s32 args_protocol;
+	__s32 args_dtype;
+	__s32 args_red_op;
 	__s32 sub_channel_id;
 	__s32 sub_nsteps;
 	__s32 sub_nbytes;

@@ -299,6 +299,21 @@ static int new_lib(struct attacher *a, const char *path, dev_t dev, ino_t ino,
 	return 0;
 }
 
+/* where the build keeps every live comm (NCCL 2.24+ RAS), for the attach snapshot */
+static void find_comm_array(struct traced_lib *lib, struct elf_syms *es)
+{
+	unsigned long va, vn, sa, sn;
+
+	lib->comms_vaddr = lib->ncomms_vaddr = 0;
+	if (!elfsym_offset_vaddr(es, 0, &lib->vaddr_off0))
+		return;
+	if (elfsym_object(es, "ncclComms", &va, &sa) && sa == sizeof(uint64_t) &&
+	    elfsym_object(es, "nNcclComms", &vn, &sn) && sn == sizeof(int32_t)) {
+		lib->comms_vaddr = va;
+		lib->ncomms_vaddr = vn;
+	}
+}
+
 static int add_lib(struct attacher *a, const struct mapped_file *mf,
 		   struct elf_syms *es, bool is_cuda, char *err, size_t errlen)
 {
@@ -320,6 +335,7 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 	snprintf(lib->build_id, sizeof(lib->build_id), "%s", elfsym_build_id(es));
 	snprintf(lib->version, sizeof(lib->version), "%s",
 		 elfsym_nccl_version(es));
+	find_comm_array(lib, es);
 	if (dwarf_layout_read(lib->path, lib->build_id, &lib->layouts, derr,
 			      sizeof(derr))) {
 		fprintf(stderr, "ccld-trace: %s: DWARF unreadable (%s)\n",

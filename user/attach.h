@@ -42,6 +42,12 @@ struct traced_lib {
 	long step_off[4];
 	const struct hook_def *step_hook[4];
 	int nstep;
+	/*
+	 * NCCL 2.24+'s global comm array (RAS): the file's virtual addresses
+	 * of ncclComms and nNcclComms (0: this build has none) and of file
+	 * offset 0, for the load bias in a process.
+	 */
+	unsigned long comms_vaddr, ncomms_vaddr, vaddr_off0;
 	bool cuda;		/* a CUDA runtime/driver library (tier B) */
 	bool ldso;		/* the dynamic loader (new-process hook) */
 };

@@ -23,13 +23,14 @@
 #include "dwarf_layout.h"
 
 #define NCCL_MAGIC		0x0280028002800280ULL
-#define CACHE_FORMAT		"ccld-layout 2"
+#define CACHE_FORMAT		"ccld-layout 3"
 #define DEFAULT_CACHE_DIR	"/var/cache/ccld"
 #define DEFAULT_DEBUGINFO_DIR	"/usr/lib/debug"
 
 #define COMM(f)  offsetof(struct nccl_layouts, comm.f)
 #define PROXY(f) offsetof(struct nccl_layouts, proxy.f)
 #define WALK(f)  offsetof(struct nccl_layouts, walk.f)
+#define PEER(f)  offsetof(struct nccl_layouts, peer.f)
 
 /* seq_number_n, sub_size and magic are derived, not members: not here */
 const struct layout_field layout_fields[] = {
@@ -45,6 +46,7 @@ const struct layout_field layout_fields[] = {
 	{ "ncclComm", "seqNumber", COMM(seq_number) },
 	{ "ncclComm", "endMagic", COMM(end_magic) },
 	{ "ncclComm", "proxyState", WALK(comm_proxy_state) },
+	{ "ncclComm", "peerInfo", PEER(comm_peer_info) },
 	{ "ncclProxyArgs", "subs", PROXY(args_subs) },
 	{ "ncclProxyArgs", "progress", PROXY(args_progress) },
 	{ "ncclProxyArgs", "nsubs", PROXY(args_nsubs) },
@@ -54,6 +56,8 @@ const struct layout_field layout_fields[] = {
 	{ "ncclProxyArgs", "chunkSteps", PROXY(args_chunk_steps) },
 	{ "ncclProxyArgs", "coll", PROXY(args_coll) },
 	{ "ncclProxyArgs", "protocol", PROXY(args_protocol) },
+	{ "ncclProxyArgs", "dtype", PROXY(args_dtype) },
+	{ "ncclProxyArgs", "redOp", PROXY(args_red_op) },
 	{ "ncclProxyArgs", "next", WALK(args_next) },
 	{ "ncclProxySubArgs", "channelId", PROXY(sub_channel_id) },
 	{ "ncclProxySubArgs", "nsteps", PROXY(sub_nsteps) },
@@ -69,6 +73,10 @@ const struct layout_field layout_fields[] = {
 	{ "ncclProxyState", "progressState", WALK(state_progress) },
 	{ "ncclProxyProgressState", "thread", WALK(progress_thread) },
 	{ "ncclProxyProgressState", "active", WALK(progress_active) },
+	{ "ncclPeerInfo", "hostHash", PEER(host_hash) },
+	{ "ncclPeerInfo", "pidHash", PEER(pid_hash) },
+	{ "ncclPeerInfo", "busId", PEER(bus_id) },
+	{ "ncclPeerInfo", "cudaDev", PEER(cuda_dev) },
 };
 
 const int layout_fields_n = sizeof(layout_fields) / sizeof(layout_fields[0]);
@@ -92,15 +100,16 @@ void dwarf_layout_clear(struct nccl_layouts *l)
 	for (i = 0; i < layout_fields_n; i++)
 		*field_ptr(l, &layout_fields[i]) = -1;
 	l->proxy.sub_size = -1;
+	l->peer.size = -1;
 	l->comm_size = -1;
 }
 
 /* ---- DWARF walk ------------------------------------------------------- */
 
-enum { S_COMM, S_ARGS, S_SUB, S_STATE, S_PROGRESS, S_MAX };
+enum { S_COMM, S_ARGS, S_SUB, S_STATE, S_PROGRESS, S_PEER, S_MAX };
 static const char *const struct_names[S_MAX] = {
 	"ncclComm", "ncclProxyArgs", "ncclProxySubArgs", "ncclProxyState",
-	"ncclProxyProgressState",
+	"ncclProxyProgressState", "ncclPeerInfo",
 };
 
 /* DW_AT_data_member_location: a constant, or DW_OP_plus_uconst (DWARF 2) */
@@ -303,6 +312,11 @@ static int walk_dwarf(Dwarf *dw, struct nccl_layouts *l)
 		fill_fields(l, &found[S_STATE], S_STATE);
 	if (have[S_PROGRESS])
 		fill_fields(l, &found[S_PROGRESS], S_PROGRESS);
+	if (have[S_PEER]) {
+		fill_fields(l, &found[S_PEER], S_PEER);
+		if (dwarf_aggregate_size(&found[S_PEER], &size) == 0 && size <= INT32_MAX)
+			l->peer.size = (__s32)size;
+	}
 	/* sub = args + subs + s * sub_size: useless without both */
 	if (l->proxy.args_subs < 0 || l->proxy.sub_size <= 0)
 		l->proxy.valid = 0;
@@ -376,6 +390,8 @@ static bool cache_load(const char *build_id, struct nccl_layouts *l)
 			c.comm.seq_number_n = (__u32)v;
 		else if (strcmp(key, "sub_size") == 0)
 			c.proxy.sub_size = (__s32)v;
+		else if (strcmp(key, "peer_size") == 0)
+			c.peer.size = (__s32)v;
 		for (i = 0; i < layout_fields_n; i++) {
 			const struct layout_field *fd = &layout_fields[i];
 			char k[128];
@@ -431,8 +447,8 @@ static void cache_store(const char *build_id, const struct nccl_layouts *l)
 	fprintf(f, CACHE_FORMAT "\n");
 	fprintf(f, "comm_size %ld\ncomm_valid %u\nproxy_valid %u\n",
 		l->comm_size, l->comm.valid, l->proxy.valid);
-	fprintf(f, "seq_number_n %u\nsub_size %d\nmagic %llx\n",
-		l->comm.seq_number_n, l->proxy.sub_size,
+	fprintf(f, "seq_number_n %u\nsub_size %d\npeer_size %d\nmagic %llx\n",
+		l->comm.seq_number_n, l->proxy.sub_size, l->peer.size,
 		(unsigned long long)l->comm.magic);
 	for (i = 0; i < layout_fields_n; i++)
 		fprintf(f, "%s.%s %d\n", layout_fields[i].struct_name,

@@ -25,12 +25,26 @@ struct proxy_walk_layout {
 	__s32 args_next;		/* ncclProxyArgs.next */
 };
 
+/*
+ * Userspace-only offsets for reading a comm's peer table from memory
+ * (attach snapshot): comm->peerInfo[r] of struct ncclPeerInfo.
+ */
+struct peer_layout {
+	__s32 comm_peer_info;		/* ncclComm.peerInfo (a pointer to nRanks entries) */
+	__s32 size;			/* sizeof(struct ncclPeerInfo), -1 unknown */
+	__s32 host_hash;		/* ncclPeerInfo.hostHash: NCCL's getHostHash() */
+	__s32 pid_hash;			/* ncclPeerInfo.pidHash: NCCL's getPidHash() */
+	__s32 bus_id;			/* ncclPeerInfo.busId */
+	__s32 cuda_dev;			/* ncclPeerInfo.cudaDev */
+};
+
 struct nccl_layouts {
 	bool has_dwarf;		/* the file (or its cache entry) had DWARF */
 	bool from_cache;
 	struct ccld_layout comm;
 	struct ccld_proxy_layout proxy;
 	struct proxy_walk_layout walk;
+	struct peer_layout peer;
 	long comm_size;		/* sizeof(struct ncclComm), -1 unknown */
 };
 

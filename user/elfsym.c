@@ -24,6 +24,16 @@ struct sym_ent {
 	bool alias;		/* base name of a mangled C++ function */
 };
 
+/* the data objects ccld reads from a running process (attach snapshot) */
+static const char *const wanted_objects[] = { "ncclComms", "nNcclComms" };
+#define NOBJ (sizeof(wanted_objects) / sizeof(wanted_objects[0]))
+
+struct load_seg {
+	GElf_Addr vaddr, memsz;
+	GElf_Off offset, filesz;
+	bool exec;
+};
+
 struct elf_syms {
 	struct sym_ent *ents;
 	size_t n, cap;
@@ -32,6 +42,9 @@ struct elf_syms {
 	char build_id[41];
 	char version[32];
 	bool defines_nccl;
+	struct { unsigned long vaddr, size; bool found; } objs[NOBJ];
+	struct load_seg *segs;
+	size_t nsegs;
 };
 
 /* names are appended while ents point into the buffer: fix up at the end */
@@ -106,12 +119,6 @@ static bool mangled_base(const char *sym, const char **base, size_t *len)
 	return true;
 }
 
-struct load_seg {
-	GElf_Addr vaddr, memsz;
-	GElf_Off offset;
-	bool exec;
-};
-
 /* st_value -> file offset through the PT_LOAD holding it (exec preferred) */
 static long sym_file_off(const struct load_seg *segs, size_t nsegs,
 			 GElf_Addr addr)
@@ -127,6 +134,18 @@ static long sym_file_off(const struct load_seg *segs, size_t nsegs,
 			break;
 	}
 	return found;
+}
+
+static void note_object(struct elf_syms *es, const char *name, const GElf_Sym *sym)
+{
+	size_t i;
+
+	for (i = 0; name && i < NOBJ; i++)
+		if (!es->objs[i].found && strcmp(name, wanted_objects[i]) == 0) {
+			es->objs[i].vaddr = sym->st_value;
+			es->objs[i].size = sym->st_size;
+			es->objs[i].found = true;
+		}
 }
 
 static int index_symtab(struct elf_syms *es, Elf *elf, Elf_Scn *scn,
@@ -149,9 +168,13 @@ static int index_symtab(struct elf_syms *es, Elf *elf, Elf_Scn *scn,
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
 		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (type == STT_OBJECT) {
+			note_object(es, elf_strptr(elf, sh->sh_link, sym.st_name), &sym);
+			continue;
+		}
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
@@ -373,6 +396,7 @@ static int load_segments(Elf *elf, struct load_seg **out, size_t *n)
 		segs[k].vaddr = ph.p_vaddr;
 		segs[k].memsz = ph.p_memsz;
 		segs[k].offset = ph.p_offset;
+		segs[k].filesz = ph.p_filesz;
 		segs[k].exec = ph.p_flags & PF_X;
 		k++;
 	}
@@ -447,7 +471,8 @@ struct elf_syms *elfsym_open(const char *path, char *err, size_t errlen)
 	if (es->defines_nccl)
 		read_version(es, elf, shstrndx);
 
-	free(segs);
+	es->segs = segs;
+	es->nsegs = nsegs;
 	elf_end(elf);
 	close(fd);
 	return es;
@@ -468,7 +493,39 @@ void elfsym_close(struct elf_syms *es)
 		return;
 	free(es->ents);
 	free(es->names);
+	free(es->segs);
 	free(es);
+}
+
+bool elfsym_object(const struct elf_syms *es, const char *name, unsigned long *vaddr,
+		   unsigned long *size)
+{
+	size_t i;
+
+	for (i = 0; es && name && i < NOBJ; i++)
+		if (es->objs[i].found && strcmp(name, wanted_objects[i]) == 0) {
+			*vaddr = es->objs[i].vaddr;
+			*size = es->objs[i].size;
+			return true;
+		}
+	return false;
+}
+
+bool elfsym_offset_vaddr(const struct elf_syms *es, unsigned long off, unsigned long *vaddr)
+{
+	size_t i;
+
+	for (i = 0; es && i < es->nsegs; i++) {
+		const struct load_seg *g = &es->segs[i];
+		/* segments start mid-page: the mapping starts at the page */
+		unsigned long pg = g->offset & ~4095ul;
+
+		if (off >= pg && off < g->offset + (g->filesz ? g->filesz : 1)) {
+			*vaddr = g->vaddr - (g->offset - off);
+			return true;
+		}
+	}
+	return false;
 }
 
 const char *elfsym_build_id(const struct elf_syms *es)

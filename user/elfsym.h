@@ -26,6 +26,22 @@ long elfsym_offset(const struct elf_syms *es, const char *name);
 size_t elfsym_offsets_ending(const struct elf_syms *es, const char *suffix,
 			     long *out, size_t max);
 
+/*
+ * Data object NAME (.symtab or .dynsym, local ones included: NCCL's
+ * ncclComms is a hidden .bss symbol): its address in the file's virtual
+ * address space and its size.  False when the file does not define it.
+ * Only the objects ccld reads are indexed (elfsym.c: wanted_objects).
+ */
+bool elfsym_object(const struct elf_syms *es, const char *name, unsigned long *vaddr,
+		   unsigned long *size);
+
+/*
+ * The virtual address of file offset OFF (through the PT_LOAD that maps
+ * it): with a mapping of the file at offset OFF starting at address A, the
+ * object at vaddr V is at A + V - that.  False when no segment maps OFF.
+ */
+bool elfsym_offset_vaddr(const struct elf_syms *es, unsigned long off, unsigned long *vaddr);
+
 /* GNU build-id as lowercase hex ("" when the file has none). */
 const char *elfsym_build_id(const struct elf_syms *es);
 

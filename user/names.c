@@ -33,3 +33,31 @@ const char *redop_name(int redop)
 		return NULL;
 	return redops[redop];
 }
+
+/* the blocking calls a stuck rank's threads are found in (x86-64 numbers) */
+static const struct {
+	int nr;
+	const char *name;
+} syscalls[] = {
+	{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 16, "ioctl" }, { 17, "pread64" },
+	{ 18, "pwrite64" }, { 19, "readv" }, { 20, "writev" }, { 23, "select" },
+	{ 24, "sched_yield" }, { 26, "msync" }, { 34, "pause" }, { 35, "nanosleep" },
+	{ 42, "connect" }, { 43, "accept" }, { 44, "sendto" }, { 45, "recvfrom" },
+	{ 46, "sendmsg" }, { 47, "recvmsg" }, { 61, "wait4" }, { 73, "flock" },
+	{ 74, "fsync" }, { 75, "fdatasync" }, { 128, "rt_sigtimedwait" },
+	{ 130, "rt_sigsuspend" }, { 162, "sync" }, { 202, "futex" }, { 230, "clock_nanosleep" },
+	{ 232, "epoll_wait" }, { 247, "waitid" }, { 257, "openat" }, { 270, "pselect6" },
+	{ 271, "ppoll" }, { 281, "epoll_pwait" }, { 288, "accept4" }, { 295, "preadv" },
+	{ 296, "pwritev" }, { 299, "recvmmsg" }, { 307, "sendmmsg" }, { 441, "epoll_pwait2" },
+	{ 449, "futex_waitv" },
+};
+
+const char *syscall_name(int nr)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
+		if (syscalls[i].nr == nr)
+			return syscalls[i].name;
+	return NULL;
+}

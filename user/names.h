@@ -12,4 +12,10 @@ size_t dtype_size(int dtype);
 /* "sum"...; NULL for none (0xff) or unknown */
 const char *redop_name(int redop);
 
+/*
+ * x86-64 system call NR by name ("futex", "pause") for the calls a
+ * blocked thread is seen in; NULL for the others (the number is shown).
+ */
+const char *syscall_name(int nr);
+
 #endif

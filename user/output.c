@@ -118,6 +118,96 @@ void out_comm_text(FILE *f, const struct host_info *h,
 		fputs(" (no return)\n", f);
 }
 
+static const char *comm_src_name(uint8_t src)
+{
+	switch (src) {
+	case CCLD_COMM_SRC_ARRAY:
+		return "ncclComms";
+	case CCLD_COMM_SRC_SCAN:
+		return "scan";
+	case CCLD_COMM_SRC_PEER:
+		return "peer_table";
+	case CCLD_COMM_SRC_CALLS:
+		return "known";
+	}
+	return "?";
+}
+
+void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *cr,
+		    const struct ccld_event *ev, bool json)
+{
+	const struct ccld_comm_state *cs = &ev->u.cstate;
+	bool seq = (ev->flags & CCLD_F_SEQ) && cs->source != CCLD_COMM_SRC_PEER;
+	uint32_t i;
+
+	if (!json) {
+		fprintf(f, "%-12s %7u %016" PRIx64 " %5d/%-5d state read from memory (%s):",
+			h->name, cr->pid, cr->hash, cr->rank, cr->nranks,
+			comm_src_name(cs->source));
+		if (cs->source == CCLD_COMM_SRC_PEER)
+			fputs(" its process is gone\n", f);
+		else if (seq)
+			fprintf(f, " %" PRIu64 " collectives launched\n",
+				(uint64_t)ev->id.nccl_seq);
+		else
+			fputs(" launch count unknown\n", f);
+		return;
+	}
+	fprintf(f, "{\"type\":\"comm_state\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"comm\":\"%016" PRIx64 "\",\"rank\":%d,\"nranks\":%d"
+		",\"source\":\"%s\"", cr->pid, cr->hash, cr->rank, cr->nranks,
+		comm_src_name(cs->source));
+	json_opt_int(f, "launched", (int64_t)ev->id.nccl_seq, seq);
+	if (seq && cs->nseq) {
+		fputs(",\"launched_per_fn\":[", f);
+		for (i = 0; i < cs->nseq; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", (uint64_t)cs->seq_number[i]);
+		fputs("]", f);
+	}
+	json_opt_int(f, "coll_op_count", (int64_t)cs->coll_op_count,
+		     seq && (cs->counts & CCLD_CS_COLL_OP_COUNT));
+	json_opt_int(f, "cuda_dev", cs->cuda_dev, cs->cuda_dev >= 0);
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
+}
+
+void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev, bool json)
+{
+	const struct ccld_thread *t = &ev->u.thread;
+	const char *sc = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
+	char name[sizeof(t->name) + 1], wchan[sizeof(t->wchan) + 1], scb[16];
+
+	char st = (t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z') ?
+		  (char)t->state : '?';
+
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(t->name), t->name);
+	snprintf(wchan, sizeof(wchan), "%.*s", (int)sizeof(t->wchan), t->wchan);
+	if (!sc && t->syscall >= 0) {
+		snprintf(scb, sizeof(scb), "%d", t->syscall);
+		sc = scb;
+	}
+	if (!json) {
+		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s\n", h->name, ev->pid, ev->tid,
+			name, st, sc ? " in " : "", sc ? sc : "",
+			wchan[0] ? " wchan " : "", wchan);
+		return;
+	}
+	fprintf(f, "{\"type\":\"thread\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"name\":", ev->pid, ev->tid);
+	json_string(f, name);
+	fprintf(f, ",\"state\":\"%c\",\"main\":%s", st, t->main ? "true" : "false");
+	if (sc) {
+		fputs(",\"syscall\":", f);
+		json_string(f, sc);
+	} else {
+		fputs(",\"syscall\":null", f);
+	}
+	fputs(",\"wchan\":", f);
+	json_string(f, wchan);
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
+}
+
 void out_summary_json(FILE *f, const struct summary *s)
 {
 	fprintf(f, "{\"type\":\"summary\",\"schema\":%d,\"events\":%" PRIu64

@@ -26,6 +26,14 @@ void out_comm_json(FILE *f, const struct host_info *h,
 void out_comm_text(FILE *f, const struct host_info *h,
 		   const struct comm_call_rec *c);
 
+/*
+ * A comm rank read from memory ("comm_state" line) and a thread of a
+ * traced process ("thread" line), --events only.
+ */
+void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *cr,
+		    const struct ccld_event *ev, bool json);
+void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev, bool json);
+
 struct summary {
 	uint64_t events;
 	uint64_t calls;

@@ -133,6 +133,12 @@ static void progress_of(const struct ccld_event *ev, struct an_progress *p)
 	p->received = x->received;
 	p->done = x->done;
 	p->nsteps = x->nsteps > 0 ? (uint64_t)x->nsteps : 0;
+	if (ev->flags & CCLD_F_PROXY_ARGS) {
+		p->has_args = true;
+		p->coll = ev->args.coll;
+		p->dtype = ev->args.dtype;
+		p->redop = ev->args.redop;
+	}
 	p->nbytes = x->nbytes > 0 ? (uint64_t)x->nbytes : 0;
 	/* +1: opCount 0 is a real op; 0 here means "unknown" */
 	p->op = x->op_count + 1;
@@ -193,6 +199,33 @@ static void sink_proxy(void *ctx, const struct comm_rank *cr,
 		feed_an(p, cr->host_id);
 		sb->have = 0;
 	}
+}
+
+/* a comm rank's state read from memory: its launch counters to the analyzer */
+static void sink_comm_state(void *ctx, const struct comm_rank *cr,
+			    const struct ccld_event *ev)
+{
+	struct pipeline *p = ctx;
+	const struct ccld_comm_state *cs = &ev->u.cstate;
+	struct an_launch *l;
+	uint32_t i;
+
+	if (p->o.events)
+		out_comm_state(p->o.out, pipeline_host(p, cr->host_id), cr, ev, p->o.json);
+	if (!cr->hash || cr->rank < 0)
+		return;
+	wire(p, AW_LAUNCHED, ev->ts_ns)->k = an_key_of(p, cr->host_id, cr->pid, cr->hash,
+						       cr->rank, cr->nranks);
+	l = &p->w.launch;
+	memset(l, 0, sizeof(*l));
+	l->dead = cs->source == CCLD_COMM_SRC_PEER;
+	l->ncoll = !l->dead && (ev->flags & CCLD_F_SEQ) ? (int64_t)ev->id.nccl_seq : -1;
+	l->has_coll_ops = !l->dead && (cs->counts & CCLD_CS_COLL_OP_COUNT);
+	l->coll_ops = cs->coll_op_count;
+	l->nfn = l->dead ? 0 : cs->nseq < AN_SEQ_FNS ? cs->nseq : AN_SEQ_FNS;
+	for (i = 0; i < l->nfn; i++)
+		l->per_fn[i] = cs->seq_number[i];
+	feed_an(p, cr->host_id);
 }
 
 static void on_suspect(void *ctx, const struct an_suspect *s)
@@ -336,6 +369,7 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		.comm_change = sink_comm_change,
 		.proc_change = sink_proc_change,
 		.proxy = sink_proxy,
+		.comm_state = sink_comm_state,
 	};
 
 	if (!p)
@@ -444,6 +478,25 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		w->nic.old_state = ev->u.rdma.old_state;
 		w->nic.new_state = ev->u.rdma.new_state;
 		feed_an(p, host);
+	}
+	if (ev->type == CCLD_EV_THREAD && ((ev->u.thread.state >= 'A' && ev->u.thread.state <= 'Z') ||
+					   (ev->u.thread.state >= 'a' && ev->u.thread.state <= 'z'))) {
+		struct an_wire *w = wire(p, AW_THREAD, ev->ts_ns);
+		const struct ccld_thread *t = &ev->u.thread;
+
+		w->k.pid = ev->pid;
+		w->thread.tid = ev->tid;
+		w->thread.state = (char)t->state;
+		w->thread.main = t->main;
+		w->thread.syscall = t->syscall;
+		w->thread.arg0 = t->arg0;
+		snprintf(w->thread.name, sizeof(w->thread.name), "%.*s",
+			 (int)sizeof(t->name) - 1, t->name);
+		snprintf(w->thread.wchan, sizeof(w->thread.wchan), "%.*s",
+			 (int)sizeof(t->wchan) - 1, t->wchan);
+		feed_an(p, host);
+		if (p->o.events)
+			out_thread(p->o.out, pipeline_host(p, host), ev, p->o.json);
 	}
 	if (ev->type == CCLD_EV_PROC_LABEL) {
 		struct an_wire *w = wire(p, AW_LABEL, ev->ts_ns);

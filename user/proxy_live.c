@@ -247,6 +247,22 @@ void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 	}
 }
 
+int proxy_live_snapshot(struct proxy_live *pl, const struct comm_rank *cr, uint64_t now_ns,
+			proxy_emit_fn emit, void *ctx)
+{
+	return proxymap_snapshot(pl->map, cr, now_ns, emit, ctx);
+}
+
+size_t proxy_live_suspected(const struct proxy_live *pl, uint64_t *out, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pl->nsus && n < max; i++)
+		if (!pl->sus[i].slow)
+			out[n++] = pl->sus[i].comm;
+	return n;
+}
+
 int proxy_live_comm_bus(struct proxy_live *pl, const struct comm_rank *cr, uint64_t *bus)
 {
 	return proxymap_comm_bus(pl->map, cr, bus);

@@ -16,6 +16,7 @@
 struct attacher;
 struct state;
 struct an_suspect;
+struct comm_rank;
 struct proxy_live;
 
 typedef void (*proxy_emit_fn)(void *ctx, const struct ccld_event *ev);
@@ -34,6 +35,13 @@ void proxy_live_suspect(struct proxy_live *pl, const struct an_suspect *s);
 void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 		     void *ctx);
 
+/* Tier E now for one comm rank (the attach snapshot): subs through EMIT. */
+int proxy_live_snapshot(struct proxy_live *pl, const struct comm_rank *cr, uint64_t now_ns,
+			proxy_emit_fn emit, void *ctx);
+
+/* The comms suspected stuck now (not slow samples): at most MAX hashes into OUT. */
+size_t proxy_live_suspected(const struct proxy_live *pl, uint64_t *out, size_t max);
+
 /* A process exited. */
 void proxy_live_forget(struct proxy_live *pl, uint32_t pid);
 
@@ -43,7 +51,6 @@ void proxy_live_report(struct proxy_live *pl, uint64_t now_ns, FILE *f);
 /* Step hook hits and their BPF run time over the periods that ended. */
 void proxy_live_cost(const struct proxy_live *pl, uint64_t *hits, uint64_t *bpf_ns);
 
-struct comm_rank;
 /* comm->busId of CR (proxymap_comm_bus): 0 or -errno. */
 int proxy_live_comm_bus(struct proxy_live *pl, const struct comm_rank *cr, uint64_t *bus);
 

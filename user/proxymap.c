@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "attach.h"
 #include "hmap.h"
 #include "procmaps.h"
+#include "procmem.h"
 #include "proxymap.h"
 #include "state.h"
 
@@ -93,22 +93,12 @@ const struct proxymap_stats *proxymap_stats(const struct proxymap *m)
 
 static int peek(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return procmem_read((pid_t)pid, addr, buf, len);
 }
 
 static int peek_u64(uint32_t pid, uint64_t addr, int32_t off, uint64_t *v)
 {
-	if (off < 0)
-		return -ENOENT;
-	return peek(pid, addr + (uint64_t)off, v, sizeof(*v));
+	return procmem_u64((pid_t)pid, addr, off, v);
 }
 
 /* The NCCL library PID maps (as the attacher knows it) and its mappings. */
@@ -333,6 +323,8 @@ static int read_args(struct pm_proc *p, uint64_t args, const struct comm_rank *c
 	uint64_t op_count = 0, progress = 0;
 	uint8_t sub[SUB_MAX];
 	int32_t nsubs = 0, slice = 0, s;
+	uint8_t coll = 0, dtype = 0, redop = 0;
+	bool has_args;
 	uint32_t dir;
 	int ret;
 
@@ -344,6 +336,11 @@ static int read_args(struct pm_proc *p, uint64_t args, const struct comm_rank *c
 	peek_u64(p->pid, args, l->args_progress, &progress);
 	if (l->args_slice_steps >= 0)
 		peek(p->pid, args + (uint64_t)l->args_slice_steps, &slice, sizeof(slice));
+	/* the op's arguments, compared across ranks (H2 from memory) */
+	has_args = l->args_coll >= 0 && l->args_dtype >= 0 && l->args_red_op >= 0 &&
+		   !peek(p->pid, args + (uint64_t)l->args_coll, &coll, 1) &&
+		   !peek(p->pid, args + (uint64_t)l->args_dtype, &dtype, 1) &&
+		   !peek(p->pid, args + (uint64_t)l->args_red_op, &redop, 1);
 	dir = direction(p, progress);
 	if (nsubs < 0 || nsubs > MAX_SUBS)
 		return -EINVAL;
@@ -360,6 +357,12 @@ static int read_args(struct pm_proc *p, uint64_t args, const struct comm_rank *c
 		ev->u.proxy.slice_steps = (uint16_t)slice;
 		ev->u.proxy.sub = (uint8_t)s;
 		set_ident(ev, cr, dir);
+		if (has_args) {
+			ev->args.coll = coll;
+			ev->args.dtype = dtype;
+			ev->args.redop = redop;
+			ev->flags |= CCLD_F_PROXY_ARGS;
+		}
 		(*n)++;
 	}
 	return 0;

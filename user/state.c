@@ -218,6 +218,12 @@ const struct proc_info *state_proc(const struct state *s, uint32_t host_id,
 	return hmap_get(&s->procs, hkey3(host_id, pid, 0));
 }
 
+const struct comm_rank *state_rank(const struct state *s, uint32_t host_id, uint32_t pid,
+				   uint64_t comm)
+{
+	return hmap_get(&s->ranks, hkey3(host_id, pid, comm));
+}
+
 static struct thread_state *get_thread(struct state *s, uint32_t host,
 				       uint32_t pid, uint32_t tid)
 {
@@ -702,6 +708,37 @@ static void on_tick(struct state *s, uint32_t host, const struct ccld_event *ev)
 	}
 }
 
+/*
+ * A comm rank as its process's memory holds it (attach, on demand): the
+ * identity, and NCCL's launch count as the next seq (a call that comes
+ * later carries the same numbering).  Source PEER: a rank whose process is
+ * gone, named by a live rank's peer table; its process is marked exited
+ * by the PROC_EXIT record that follows.
+ */
+static void on_comm_state(struct state *s, uint32_t host, const struct ccld_event *ev)
+{
+	struct comm_rank *cr = find_rank(s, host, ev->pid, ev->id.comm);
+
+	if (!cr) {
+		cr = new_rank(s, host, ev->pid, ev->id.comm, ev->ts_ns);
+		if (!cr)
+			return;
+	}
+	learn_ident(s, cr, ev);
+	if (ev->flags & CCLD_F_SEQ) {
+		int64_t next = (int64_t)ev->id.nccl_seq;
+
+		if (next > cr->next_seq)
+			cr->next_seq = next;
+		if (next - 1 > cr->last_seq)
+			cr->last_seq = next - 1;
+	}
+	cr->mem_read = true;
+	cr->peer_named = ev->u.cstate.source == CCLD_COMM_SRC_PEER;
+	if (s->sink.comm_state)
+		s->sink.comm_state(s->sink.ctx, cr, ev);
+}
+
 /* the loader mapped the record to a comm (id.comm = the ncclComm) */
 static void on_proxy(struct state *s, uint32_t host, const struct ccld_event *ev)
 {
@@ -742,6 +779,9 @@ void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 		break;
 	case CCLD_EV_PROXY:
 		on_proxy(s, host_id, ev);
+		break;
+	case CCLD_EV_COMM_STATE:
+		on_comm_state(s, host_id, ev);
 		break;
 	case CCLD_EV_PROC_ATTACH:
 	case CCLD_EV_PROC_EXIT:

@@ -94,6 +94,8 @@ struct comm_rank {
 	enum rank_state state;
 	bool from_init;		/* created while traced: local counts are exact */
 	bool ident_from_memory;	/* hash/rank/nranks read from ncclComm */
+	bool mem_read;		/* its state was read from memory (CCLD_EV_COMM_STATE) */
+	bool peer_named;	/* a dead rank, known from a live rank's peer table */
 	int64_t next_seq;
 	uint32_t group_pending;	/* collectives issued in the open group */
 	uint32_t split_count;
@@ -135,6 +137,9 @@ struct state_sink {
 	/* a comm rank changed lifecycle state (created, destroyed, error...) */
 	void (*comm_change)(void *ctx, const struct comm_rank *cr,
 			    const struct ccld_event *ev);
+	/* its state read from memory (CCLD_EV_COMM_STATE), after the rank learnt it */
+	void (*comm_state)(void *ctx, const struct comm_rank *cr,
+			   const struct ccld_event *ev);
 	/* tier C / E: a proxy record mapped to its comm rank (CCLD_F_IDENT) */
 	void (*proxy)(void *ctx, const struct comm_rank *cr,
 		      const struct ccld_event *ev);
@@ -159,6 +164,9 @@ struct comm_rank *state_next_rank(const struct state *s, size_t *iter);
 struct proc_info *state_next_proc(const struct state *s, size_t *iter);
 const struct proc_info *state_proc(const struct state *s, uint32_t host_id,
 				   uint32_t pid);
+/* the rank of comm COMM (its ncclComm address) in process PID, or NULL */
+const struct comm_rank *state_rank(const struct state *s, uint32_t host_id, uint32_t pid,
+				   uint64_t comm);
 
 struct state_counts {
 	uint64_t events;

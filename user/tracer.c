@@ -34,6 +34,7 @@
 #include "tcpwatch.h"
 #include "proclabels.h"
 #include "fleet_agent.h"
+#include "snapshot.h"
 #include "tracer.h"
 
 #define TICK_NS		250000000ULL
@@ -71,16 +72,23 @@ struct tracer {
 	struct kmsg *kmsg;		/* GPU Xid lines, NULL: not readable */
 	struct rdma_watch *rdma;	/* RDMA verbs programs (tier D) */
 	struct tcpwatch *tcp;		/* TCP tracepoints, NULL: none attached */
+	struct snapshot *snap;		/* state read from memory (attach, SIGUSR1) */
 	uint64_t next_tcp_scan;
 	uint64_t tcp_records;		/* CCLD_EV_TCP seen */
 	char node[64];			/* this host's name in records (as capture headers) */
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, snap_wanted;
 
 static void on_signal(int sig)
 {
 	stop = 1;
+}
+
+/* SIGUSR1: read every traced process's communicators from memory again */
+static void on_usr1(int sig)
+{
+	snap_wanted = 1;
 }
 
 static uint64_t now_ns(void)
@@ -152,6 +160,8 @@ static void emit(struct tracer *t, const struct ccld_event *ev)
 	}
 	pipeline_feed(t->pl, t->host, ev);
 }
+
+static void emit_cb(void *ctx, const struct ccld_event *ev);
 
 static void synth(struct ccld_event *ev, __u16 type, pid_t pid, uint64_t ts)
 {
@@ -459,30 +469,70 @@ static void check_procs(struct tracer *t, uint64_t ts)
 	}
 }
 
-/* --all: attach to processes that mapped an NCCL library since last time. */
+/*
+ * --all: attach to processes that mapped an NCCL library since last time,
+ * and read their communicators from memory (they may be running already).
+ */
 static void rescan(struct tracer *t, uint64_t ts)
 {
 	char err[256];
 	struct dirent *de;
 	DIR *d = opendir("/proc");
-	pid_t self = getpid();
+	pid_t self = getpid(), *fresh = NULL;
+	size_t nfresh = 0;
 
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		pid_t pid = atoi(de->d_name);
+		pid_t pid = atoi(de->d_name), *n;
 		int ret;
 
 		if (pid <= 0 || pid == self || find_tracked(t, pid))
 			continue;
 		ret = attach_pid(t, pid, err, sizeof(err));
-		if (ret > 0)
+		if (ret > 0) {
 			track(t, pid, ts);
-		else if (ret < 0 && ret != -ENOENT && ret != -EACCES &&
-			 ret != -ESRCH && t->o->verbose)
+			n = realloc(fresh, (nfresh + 1) * sizeof(*n));
+			if (n) {
+				fresh = n;
+				fresh[nfresh++] = pid;
+			}
+		} else if (ret < 0 && ret != -ENOENT && ret != -EACCES &&
+			   ret != -ESRCH && t->o->verbose) {
 			fprintf(stderr, "ccld-trace: %s\n", err);
+		}
 	}
 	closedir(d);
+	if (nfresh)
+		snapshot_procs(t->snap, fresh, nfresh, now_ns(), emit_cb, t, stderr);
+	free(fresh);
+}
+
+/* every process traced now, read from memory again (SIGUSR1) */
+static void snapshot_all(struct tracer *t)
+{
+	pid_t *pids = malloc((t->nprocs + 1) * sizeof(*pids));
+	size_t i, n = 0;
+
+	if (!pids)
+		return;
+	for (i = 0; i < t->nprocs; i++)
+		if (!t->procs[i].gone)
+			pids[n++] = t->procs[i].pid;
+	snapshot_procs(t->snap, pids, n, now_ns(), emit_cb, t, stderr);
+	free(pids);
+}
+
+/* after the tick: new comms' counters once, suspected comms' again */
+static void snapshot_tick(struct tracer *t, uint64_t now)
+{
+	uint64_t sus[64];
+	size_t n, i;
+
+	snapshot_new_comms(t->snap, now, emit_cb, t);
+	n = proxy_live_suspected(t->proxy, sus, 64);
+	for (i = 0; i < n; i++)
+		snapshot_refresh(t->snap, sus[i], now, emit_cb, t);
 }
 
 static int check_environment(void)
@@ -672,7 +722,9 @@ static int setup(struct tracer *t)
 		snprintf(hdr.host, sizeof(hdr.host), "%s", t->node);
 	t->host = pipeline_add_host(t->pl, hdr.host, hdr.realtime_offset_ns);
 	t->proxy = proxy_live_new(&t->att, pipeline_state(t->pl), t->host, o->verbose);
-	if (!t->proxy) {
+	t->snap = t->proxy ? snapshot_new(&t->att, t->proxy, pipeline_state(t->pl), t->host,
+					  o->verbose) : NULL;
+	if (!t->proxy || !t->snap) {
 		fprintf(stderr, "ccld-trace: out of memory\n");
 		return -1;
 	}
@@ -700,6 +752,9 @@ static int setup(struct tracer *t)
 		}
 		track(t, o->pids[i], now_ns());
 	}
+	/* the job as it is now: every comm read from memory, before any call */
+	if (o->npids)
+		snapshot_procs(t->snap, o->pids, (size_t)o->npids, now_ns(), emit_cb, t, stderr);
 	if (o->all)
 		rescan(t, now_ns());
 	/* tier D: TCP trouble on the traced processes' sockets */
@@ -831,6 +886,11 @@ static void loop(struct tracer *t, uint64_t start)
 			}
 			/* after the tick: the analyzer may have asked for a closer look */
 			proxy_live_tick(t->proxy, now, emit_cb, t);
+			snapshot_tick(t, now);
+			if (snap_wanted) {
+				snap_wanted = 0;
+				snapshot_all(t);
+			}
 			if (t->am)
 				update_metrics(t, now);
 			next_tick = now + TICK_NS;
@@ -927,6 +987,7 @@ int tracer_run(const struct trace_opts *o)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_usr1);
 	if (setup(&t))
 		goto out;
 	fprintf(stderr, "ccld-trace: tracing %s%s%s; Ctrl-C to stop\n",
@@ -954,6 +1015,7 @@ out:
 	kmsg_close(t.kmsg);
 	rdma_watch_free(t.rdma);
 	tcpwatch_free(t.tcp);
+	snapshot_free(t.snap);
 	proxy_live_free(t.proxy);
 	attacher_free(&t.att);
 	proxy_bpf__destroy(t.proxy_skel);

@@ -21,6 +21,9 @@ evidence's Mycroft Table-4 state must be --state.  It must come within --stall +
 communicators with other culprits (cascades are "role":"cascade").
 With --no-verdict, the trace must hold no verdict at all.  With --hosts
 (fleet mode), each culprit's "host" must be the node its rank ran on.
+With --attached-ns T (ccld attached to a job that was already hung at
+wall-clock time T, in ns), the limit counts from T instead (detected_ns -
+T <= stall + 2 s): what happened before the attach is not ccld's to time.
 """
 import argparse
 import collections
@@ -52,6 +55,7 @@ def main():
     # itself (Redis stopped and restarted, a burst of catch-up) may check
     # only the hang verdict
     ap.add_argument("--ignore-slow", action="store_true")
+    ap.add_argument("--attached-ns", type=int)
     a = ap.parse_args()
 
     trace = load(a.trace)
@@ -180,9 +184,14 @@ def main():
             errs.append(f"the job's log shows no stuck round in comm {comm}")
         elif v["seq"] != min(bad):
             errs.append(f"seq {v['seq']}, expected the stuck round {min(bad)}")
-    latency = (v["detected_ns"] - v["onset_ns"]) / 1e9
-    if latency > a.stall + 2:
-        errs.append(f"verdict {latency:.1f} s after the last progress (limit {a.stall + 2})")
+    if a.attached_ns is not None:
+        latency = (v["detected_ns"] - a.attached_ns) / 1e9
+        if latency > a.stall + 2:
+            errs.append(f"verdict {latency:.1f} s after the attach (limit {a.stall + 2})")
+    else:
+        latency = (v["detected_ns"] - v["onset_ns"]) / 1e9
+        if latency > a.stall + 2:
+            errs.append(f"verdict {latency:.1f} s after the last progress (limit {a.stall + 2})")
     for o in roots[1:]:
         if o["comm"] != comm and {c["pid"] for c in o["culprits"]} != got_pids:
             errs.append(f"a second root cause: {o}")

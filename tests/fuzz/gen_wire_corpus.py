@@ -2,12 +2,15 @@
 """Seed corpus for fuzz_an_wire: sequences of analyzer input records as
 docs/fleet.md section 6 lays them out (little endian), each record behind
 its 2-byte length: a 4-rank all-reduce entered, returned and completed with
-proxy progress and a snapshot, clocks and process states."""
+proxy progress and a snapshot, clocks and process states (version 1
+records, which a version-2 decoder still reads); and a job seen only from
+memory at attach (version 2: launch counters, snapshots with the op's
+arguments, thread states)."""
 import struct
 import sys
 
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
-TCP, RDMA = 12, 13
+TCP, RDMA, LAUNCHED, THREAD = 12, 13, 14, 15
 
 
 def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
@@ -21,8 +24,48 @@ def rdma(ts, pid, port, qp, source, event, new_state, dev=b"mlx5_0"):
             + struct.pack("<IIBBBBI", port, qp, source, event, 0xff, new_state, pid))
 
 
-def hdr(t, ts):
-    return struct.pack("<BBQ", 1, t, ts)
+def hdr(t, ts, ver=1):
+    return struct.pack("<BBQ", ver, t, ts)
+
+
+def launched(ts, pid, comm, rank, nranks, ncoll, per_fn, dead=False):
+    """AW_LAUNCHED (v2): key, ncoll, flags (1 coll_ops, 2 dead), coll_ops, nfn, per_fn"""
+    return (hdr(LAUNCHED, ts, 2) + key(pid, comm, rank, nranks)
+            + struct.pack("<qBQB", ncoll, 2 if dead else 1, max(ncoll, 0), len(per_fn))
+            + b"".join(struct.pack("<Q", v) for v in per_fn))
+
+
+def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait"):
+    """AW_THREAD (v2): pid, tid, state, main, syscall, arg0, name, wchan"""
+    return (hdr(THREAD, ts, 2) + struct.pack("<IIBBiQ", pid, tid, state, int(pid == tid),
+                                             syscall, 0)
+            + struct.pack("<B", len(name)) + name + struct.pack("<B", len(wchan)) + wchan)
+
+
+def prog2(posted, received, done, peer, op, send, nbytes=56, coll=4, dtype=7):
+    """a v2 proxy sub: the v1 fields, then has_args, coll, dtype, redop"""
+    return (struct.pack("<qiiBBQQQQQQQ", -1, 0, peer, 0 if send else 1, 0, posted,
+                        posted if send else 0, received, done, 1, op, nbytes)
+            + struct.pack("<BBBB", 1, coll, dtype, 0))
+
+
+def attached(nranks, t0, behind=-1, dead=-1):
+    """every rank read from memory at attach: one rank behind, one dead"""
+    out = b""
+    comm = 0xA77AC4
+    for r in range(nranks):
+        n = 20 if r == behind else 21
+        out += rec(launched(t0, 200 + r, comm, r, nranks, -1 if r == dead else n,
+                            [] if r == dead else [0, 0, 0, 0, n], dead=r == dead))
+        out += rec(hdr(SNAPSHOT, t0, 2) + key(200 + r, comm, r, nranks) + struct.pack("<H", 2)
+                   + prog2(1, 0, 0, (r + 1) % nranks, 41, True)
+                   + prog2(1, 0, 0, (r + nranks - 1) % nranks, 41, False))
+        out += rec(thread(t0, 200 + r, 200 + r, ord("S"), 34 if r == behind else 202))
+    if dead >= 0:
+        out += rec(hdr(PROC, t0, 2) + struct.pack("<IBi", 200 + dead, 2, -1))
+    for k in range(30):
+        out += rec(hdr(CLOCK, t0 + k * 250_000_000, 2) + struct.pack("<q", 0))
+    return out
 
 
 def key(pid, comm, rank, nranks):
@@ -83,7 +126,9 @@ def job(nranks, t0, hang_rank=-1):
 def main():
     d = sys.argv[1]
     seeds = {"healthy4": job(4, 1_000_000_000), "hang4": job(4, 5, hang_rank=2),
-             "hang2": job(2, 0, hang_rank=1)}
+             "hang2": job(2, 0, hang_rank=1),
+             "attach4": attached(4, 1_000_000_000, behind=1),
+             "attach4dead": attached(4, 1_000_000_000, dead=3)}
     for name, data in seeds.items():
         with open(f"{d}/{name}", "wb") as f:
             f.write(data)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Attaching to a job that is already hung (issue 13): the stand-in job (8
+# ranks, TP 2, PP 2, DP 2) hangs first, with no tracer anywhere; only then
+# ccld-trace attaches (-p with the ranks that still exist).  No call is
+# ever seen: the verdict rests on what it reads from memory at attach
+# (NCCL's comm array, launch counters, proxy ops, peer tables, threads).
+# Each hang kind, with the plain workload and the way PyTorch drives NCCL
+# (--pattern pytorch), must give the right class and culprit within the
+# stall threshold + 2 s of the attach; the capture replays to the same.
+# CCLD_LATE_ONLY=name runs one scenario (e.g. pytorch-gpustall).
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/simjob_lib.sh"
+require_bpf
+STALL=${CCLD_TEST_STALL:-3}
+BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 20 --steps 100000 --timeout 120)
+
+# the job is hung once its call logs stop growing for 1.5 s
+wait_hung() {
+	local last=-1 now same=0 i
+	for ((i = 0; i < 300; i++)); do
+		now=$(cat "$TMP"/log/calls.*.jsonl 2>/dev/null | wc -l)
+		if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then
+			same=$((same + 1))
+			[ $same -ge 15 ] && return 0
+		else
+			same=0
+		fi
+		last=$now
+		sleep 0.1
+	done
+	fail "the job did not hang: $(tail -3 "$TMP/job.err")"
+}
+
+# scenario NAME PATTERN "JOB ARGS" "CHECK ARGS" [fault env]
+scenario() {
+	local name=$1-$2 pattern=$2 jobargs=$3 checkargs=$4 fault=${5:-}
+	[ -n "${CCLD_LATE_ONLY:-}" ] && [ "$CCLD_LATE_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids"
+	# shellcheck disable=SC2086
+	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" --pattern "$pattern" $jobargs
+	rank_pids 8 >/dev/null
+	wait_hung
+	# the ranks still alive (an exited one cannot be attached to)
+	local live="" pid t0
+	for pid in $(awk '{print $2}' "$TMP/pids"); do
+		[ -d "/proc/$pid" ] && live="$live${live:+,}$pid"
+	done
+	t0=$(date +%s%N)
+	start_tracer "$name" -p "$live" --json --stall "$STALL" -o "$TMP/$name.ccld"
+	WAIT_S=$((STALL + 10)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.err")"
+	sleep 0.5
+	stop_tracer "$name"
+	stop_job "$JOB"
+	grep -q "state read from memory: [1-9]" "$TMP/$name.err" ||
+		fail "$name: nothing read from memory: $(cat "$TMP/$name.err")"
+	# shellcheck disable=SC2086
+	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--stall "$STALL" --attached-ns "$t0" $checkargs || fail "$name: wrong verdict"
+	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json --stall "$STALL" \
+		>"$TMP/$name.replay" || fail "$name: replay failed"
+	diff <(grep '"verdict"' "$TMP/$name.jsonl") <(grep '"verdict"' "$TMP/$name.replay") \
+		>/dev/null || fail "$name: replay verdicts differ"
+	echo "$name: ok"
+}
+
+for p in plain pytorch; do
+	# the rank skips its second TP all-reduce (pytorch: one of four same-size)
+	skip=tp
+	[ $p = pytorch ] && skip=tp1
+	scenario cpu-hang $p "--hang 5:20" "--class H1 --culprits 5"
+	scenario exit $p "--exit 6:20" "--class H1 --culprits 6"
+	scenario skip $p "--skip 3:20:$skip" "--class H1 --culprits 3"
+	scenario count $p "--mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
+	scenario optype $p "--mismatch 3:20:op" "--class H2 --culprits 3 --kind world"
+	scenario netstall $p "" "--class H3 --culprits 3 --seq none" "netstall rank=3 after_ms=1500"
+	scenario gpustall $p "" "--class H3 --culprits 5 --seq none" "gpustall rank=5 after_ms=1500"
+done
+echo "ok: every hang kind was diagnosed from memory alone, within $((STALL + 2)) s of the attach"

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A job that is already hung (or moving) when ccld attaches: the analyzer
+ * gets nothing but what memory holds (an_launched: NCCL's launch counters,
+ * an_snapshot: the proxies' active ops with their arguments,
+ * an_thread_state: the threads) and must name the culprit once the stall
+ * threshold passed with no progress, saying the state came from memory.
+ */
+#include "test_an_helpers.h"
+#include "an_wire.h"
+
+#define W 0x00000000000c0ffeull	/* 4 ranks */
+
+/* rank R of comm HASH launched NCOLL collectives (all AllReduce) */
+static void mem(struct sim *s, uint64_t hash, int r, int64_t ncoll)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+	struct an_launch l = { .ncoll = ncoll, .has_coll_ops = true,
+			       .coll_ops = (uint64_t)ncoll, .nfn = 5 };
+
+	l.per_fn[4] = (uint64_t)ncoll;
+	an_launched(s->an, &k, &l, sim_now(s, c, r));
+}
+
+static void mem_fn(struct sim *s, uint64_t hash, int r, const uint64_t per_fn[5])
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+	struct an_launch l = { .has_coll_ops = true, .nfn = 5 };
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		l.per_fn[i] = per_fn[i];
+		l.ncoll += (int64_t)per_fn[i];
+	}
+	l.coll_ops = (uint64_t)l.ncoll;
+	an_launched(s->an, &k, &l, sim_now(s, c, r));
+}
+
+/* one proxy sub of collective op SEQ (op id = seq << 1, kept + 1) */
+static struct an_progress sub(int peer, enum an_dir dir, uint64_t posted, uint64_t tr,
+			      uint64_t rc, uint64_t done, int64_t seq)
+{
+	struct an_progress p = {
+		.seq = -1, .channel = 0, .peer = peer, .dir = dir, .posted = posted,
+		.transmitted = tr, .received = rc, .done = done, .nsteps = 4,
+		.op = ((uint64_t)seq << 1) + 1, .nbytes = 8 << 10,
+		.has_args = true, .coll = 4, .dtype = 7, .redop = 0,
+	};
+	return p;
+}
+
+static void snap(struct sim *s, uint64_t hash, int r, const struct an_progress *p, size_t n)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+
+	an_snapshot(s->an, &k, p, n, sim_now(s, c, r));
+}
+
+/*
+ * Everyone but LATE launched 21 (seq 0..20), LATE 20: the 3 others wait
+ * in seq 20 for LATE's data (their recv from it posted, nothing came).
+ */
+static void late_rank(struct sim *s, int late)
+{
+	int r;
+
+	sim_comm(s, W, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		struct an_progress p[2];
+
+		mem(s, W, r, r == late ? 20 : 21);
+		if (r == late) {
+			snap(s, W, r, NULL, 0);
+			continue;
+		}
+		p[0] = sub((r + 1) % 4, AN_SEND, 4, 4, 0, 4, 20);
+		p[1] = sub(late, AN_RECV, 4, 0, 0, 0, 20);
+		snap(s, W, r, p, 2);
+	}
+}
+
+static void test_h1_from_counts(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 3, 300);
+	late_rank(&s, 2);
+	sim_tick(&s, 2.5);
+	CHECK_INT(s.nv, 0);		/* not before the stall threshold */
+	sim_tick(&s, 1);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->role, AN_ROOT);
+	CHECK_INT(v->seq, 20);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK(strstr(v->text, "launched up to seq 19, when is not known") != NULL);
+	CHECK(strstr(v->text, "state read from memory at attach") != NULL);
+	CHECK_STR(sim_val_s(v, "source"), "memory");
+	check_latency(v, 3);
+	sim_fini(&s);
+}
+
+/* the culprit's main thread as /proc showed it is cited */
+static void test_thread_evidence(void)
+{
+	struct an_thread t = { .tid = 102, .state = 'S', .main = true, .syscall = 34,
+			       .name = "python", .wchan = "__do_sys_pause" };
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 3, 300);
+	late_rank(&s, 2);
+	an_thread_state(s.an, s.host_id[0], 102, &t, s.now[0]);
+	sim_tick(&s, 3.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK(strstr(v->text, "its main thread is sleeping in pause() [__do_sys_pause]") != NULL);
+	CHECK_STR(sim_val_s(v, "main_state"), "S");
+	CHECK_STR(sim_val_s(v, "main_syscall"), "pause");
+	sim_fini(&s);
+}
+
+/* a look at memory is progress once; a job that then moves is healthy */
+static void test_moving_after_attach(void)
+{
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 3, 300);
+	late_rank(&s, 2);		/* caught between two launches */
+	sim_call(&s, W, 2, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		sim_find(&s, W)->next[r] = 21;
+	for (i = 0; i < 40; i++) {
+		sim_round(&s, W, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_tick(&s, 0.25);
+	}
+	CHECK_INT(s.nv, 0);
+	/* the same look again, nothing new: no progress, no verdict either */
+	sim_tick(&s, 1);
+	CHECK_INT(s.nv, 0);
+	sim_fini(&s);
+}
+
+/* all launched 21; rank 3's open op has other arguments */
+static void args_case(uint8_t dtype3, uint64_t nbytes3, const char *field)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int r;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		struct an_progress p[2];
+
+		mem(&s, W, r, 21);
+		p[0] = sub((r + 1) % 4, AN_SEND, 4, 4, 0, 2, 20);
+		p[1] = sub((r + 3) % 4, AN_RECV, 4, 0, 2, 0, 20);
+		if (r == 3) {
+			p[0].dtype = p[1].dtype = dtype3;
+			p[0].nbytes = p[1].nbytes = nbytes3;
+		}
+		snap(&s, W, r, p, 2);
+	}
+	sim_tick(&s, 3.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H2);
+	CHECK_INT(v->seq, 20);
+	CHECK_STR(sim_culprits(v), "3");
+	CHECK_STR(sim_val_s(v, "field"), field);
+	CHECK_STR(sim_val_s(v, "source"), "memory");
+	CHECK(strstr(v->text, "as its process's memory holds it") != NULL);
+	sim_fini(&s);
+}
+
+static void test_h2_from_args(void)
+{
+	args_case(8, 8 << 10, "dtype");		/* float64 where the others float32 */
+	args_case(7, 12 << 10, "count");	/* more bytes: another count */
+}
+
+/*
+ * Every rank launched 21 collectives, but rank 1 launched a Reduce where
+ * the others launched only AllReduce: at some seq it called another type.
+ */
+static void test_h2_from_counts(void)
+{
+	const uint64_t same[5] = { 0, 0, 0, 0, 21 }, other[5] = { 0, 1, 0, 0, 20 };
+	struct sim s;
+	const struct an_verdict *v;
+	int r;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 4; r++)
+		mem_fn(&s, W, r, r == 1 ? other : same);
+	sim_tick(&s, 3.5);
+	/* counts alone do not say the job is stuck: nothing is open */
+	CHECK_INT(s.nv, 0);
+	for (r = 0; r < 4; r++) {
+		struct an_progress p = sub((r + 3) % 4, AN_RECV, 4, 0, 0, 0, 20);
+
+		snap(&s, W, r, &p, 1);
+	}
+	sim_tick(&s, 3.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H2);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK_STR(sim_val_s(v, "field"), "type");
+	CHECK_STR(sim_val_s(v, "minority"), "Reduce");
+	sim_fini(&s);
+}
+
+/*
+ * All launched; a ring 0 -> 1 -> 2 -> 3 -> 0 where rank 2's GPU stalled:
+ * it holds the 4 steps rank 1 sent and produced nothing; rank 3 got
+ * nothing from it, so it forwarded only 2 steps, and so did rank 0.
+ */
+static void test_h3_gpu_from_memory(void)
+{
+	static const uint64_t sent[4] = { 2, 4, 0, 2 };	/* to rank r + 1 */
+	struct sim s;
+	const struct an_verdict *v;
+	int r;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		int from = (r + 3) % 4;
+		uint64_t got = sent[from];
+		struct an_progress p[2];
+
+		mem(&s, W, r, 21);
+		p[0] = sub((r + 1) % 4, AN_SEND, 4, sent[r], 0, sent[r], 20);
+		p[1] = sub(from, AN_RECV, 4, 0, got, r == 2 ? 0 : got, 20);
+		snap(&s, W, r, p, 2);
+	}
+	sim_tick(&s, 3.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK_INT(v->t4, AN_T4_GPU_NOT_READY);
+	sim_fini(&s);
+}
+
+/* rank 3's process is gone: a live rank's peer table named its pid */
+static void test_dead_peer(void)
+{
+	struct an_launch dead = { .ncoll = -1, .dead = true };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_key k;
+	int r;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 3; r++) {
+		struct an_progress p = sub(3, AN_RECV, 4, 0, 0, 0, 20);
+
+		mem(&s, W, r, 21);
+		snap(&s, W, r, &p, 1);
+	}
+	k = sim_key(&s, sim_find(&s, W), 3);
+	an_launched(s.an, &k, &dead, s.now[0]);
+	an_proc_state(s.an, s.host_id[0], 103, AN_PROC_EXITED, -1, s.now[0]);
+	sim_tick(&s, 3.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->seq, 20);		/* the dead rank's unknown count is not the round */
+	CHECK_STR(sim_culprits(v), "3");
+	CHECK_INT(v->cul[0].pid, 103);
+	CHECK(strstr(v->text, "exited before ccld attached") != NULL);
+	sim_fini(&s);
+}
+
+/* a rank no traced process holds is said, not named */
+static void test_untraced_said(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_key k;
+	int r;
+
+	sim_init(&s, 3, 300);
+	for (r = 0; r < 3; r++) {
+		struct an_progress p = sub((r + 1) % 3, AN_RECV, 4, 0, 0, 0, 20);
+		struct an_launch l = { .ncoll = 21, .has_coll_ops = true, .coll_ops = 21 };
+
+		/* a 4-rank comm; rank 3's process is not traced */
+		k = (struct an_key){ .host = s.host_id[0], .pid = 100 + (uint32_t)r,
+				     .comm = W, .rank = r, .nranks = 4 };
+		an_launched(s.an, &k, &l, s.now[0]);
+		an_snapshot(s.an, &k, &p, 1, s.now[0]);
+	}
+	sim_tick(&s, 3.5);
+	CHECK(s.nv >= 1);
+	v = &s.v[0];
+	CHECK(strstr(v->text, "1 of 4 ranks are not traced (rank 3)") != NULL);
+	CHECK_INT(sim_val_i(v, "untraced"), 1);
+	CHECK(v->ncul < 4 || v->cul[3].rank != 3);
+	sim_fini(&s);
+}
+
+/*
+ * The real-NCCL pairing of same-size calls (live, after the attach read
+ * NCCL's counters): rank 1 skipped one of four same-size all-reduces of a
+ * step.  Its three pair with rank 0's first three; rank 0's fourth waits
+ * forever while both CPUs ran ahead and tier B completes per step only.
+ * The proxy's op ids, mapped to seqs through collOpCount, show rank 0's
+ * GPU on its fourth call: rank 1 never entered it (H1), not an H3.
+ */
+static void test_skip_under_runahead(void)
+{
+	static const int g[2] = { 0, 1 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op ops[2][8];
+	struct an_progress p;
+	int r, i, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 2, g);
+	for (r = 0; r < 2; r++)
+		mem(&s, W, r, 0);	/* read at attach: collOpCount = seq */
+	for (i = 0; i < 4; i++)
+		sim_round(&s, W, CCLD_FN_ALLREDUCE, 1024, 7);
+	/* step: rank 0 calls 4, rank 1 calls 3; no completion (one event per step) */
+	for (r = 0; r < 2; r++) {
+		n = r ? 3 : 4;
+		for (i = 0; i < n; i++)
+			ops[r][i] = sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	}
+	/* tier C: the first three ops finished on both ranks, rank 0's 4th open */
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < 3; i++) {
+			struct an_key k = ops[r][i].k;
+
+			p = sub(1 - r, AN_SEND, 4, 4, 0, 4, 4 + i);
+			an_progress(s.an, &k, &p, s.now[0]);
+		}
+	p = sub(1, AN_RECV, 4, 0, 0, 0, 7);
+	an_progress(s.an, &ops[0][3].k, &p, s.now[0]);
+	sim_tick(&s, 3.5);
+	v = sim_last_cls(&s, AN_H1);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->seq, 7);
+		CHECK_STR(sim_culprits(v), "1");
+	}
+	CHECK(sim_last_cls(&s, AN_H3) == NULL);
+	sim_fini(&s);
+}
+
+/* the version-2 records round-trip; version 1 still decodes */
+static void test_wire(void)
+{
+	struct an_wire w, d;
+	uint8_t buf[AN_WIRE_MAX];
+	char err[128];
+	int n;
+
+	memset(&w, 0, sizeof(w));
+	w.type = AW_LAUNCHED;
+	w.t_ns = 42;
+	w.k.pid = 7;
+	w.k.comm = W;
+	w.k.rank = 1;
+	w.k.nranks = 4;
+	w.launch.ncoll = 21;
+	w.launch.has_coll_ops = true;
+	w.launch.coll_ops = 20;
+	w.launch.nfn = 5;
+	w.launch.per_fn[1] = 1;
+	w.launch.per_fn[4] = 20;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_INT(d.type, AW_LAUNCHED);
+	CHECK_INT(d.launch.ncoll, 21);
+	CHECK_INT(d.launch.coll_ops, 20);
+	CHECK_INT(d.launch.per_fn[1], 1);
+	CHECK(d.launch.has_coll_ops && !d.launch.dead);
+
+	memset(&w, 0, sizeof(w));
+	w.type = AW_THREAD;
+	w.k.pid = 7;
+	w.thread.tid = 9;
+	w.thread.state = 'D';
+	w.thread.syscall = 74;
+	snprintf(w.thread.name, sizeof(w.thread.name), "ckpt_writer");
+	snprintf(w.thread.wchan, sizeof(w.thread.wchan), "io_schedule");
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_INT(d.thread.state, 'D');
+	CHECK_INT(d.thread.syscall, 74);
+	CHECK_STR(d.thread.wchan, "io_schedule");
+	/* a thread state that is not a letter is refused */
+	buf[2 + 8 + 8] = 0;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+	/* a version-1 clock record still decodes; a v1 AW_LAUNCHED does not exist */
+	memset(&w, 0, sizeof(w));
+	w.type = AW_CLOCK;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	buf[0] = 1;
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	buf[1] = AW_LAUNCHED;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+}
+
+int main(void)
+{
+	test_h1_from_counts();
+	test_thread_evidence();
+	test_moving_after_attach();
+	test_h2_from_args();
+	test_h2_from_counts();
+	test_h3_gpu_from_memory();
+	test_dead_peer();
+	test_untraced_said();
+	test_skip_under_runahead();
+	test_wire();
+	return check_finish("test_an_attach");
+}
