@@ -206,6 +206,42 @@ outage() {
 }
 outage
 
+# agents (and the analyzer) started while the job already hangs, as after a
+# rollout or an OOM kill of the agent: rank 5 (node B) has been stuck in
+# CPU code for seconds; the agents read every comm from memory at start and
+# the analyzer names it within the stall threshold + 2 s of their start
+late() {
+	local name=late last=-1 now same=0 i t0
+	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
+		--hang 5:20 --pattern pytorch
+	rank_pids 8 >/dev/null
+	for ((i = 0; i < 300 && same < 15; i++)); do
+		now=$(cat "$TMP"/log/calls.*.jsonl 2>/dev/null | wc -l)
+		if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then same=$((same + 1)); else same=0; fi
+		last=$now
+		sleep 0.1
+	done
+	[ $same -ge 15 ] || fail "$name: the job did not hang"
+	t0=$(date +%s%N)
+	start_fleet "$name"
+	WAIT_S=$((STALL + 30)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.aerr")"
+	sleep 1
+	stop_agents "$name"
+	stop_job "$JOB"
+	stop_analyzer "$name"
+	grep -q "state read from memory: 16 comm" "$TMP/$name.agentB" ||
+		fail "$name: agent B read nothing from memory: $(cat "$TMP/$name.agentB")"
+	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
+		--stall "$STALL" --hosts nodeA:0-3,nodeB:4-7 --class H1 --culprits 5 \
+		--attached-ns "$t0" || fail "$name: wrong verdict"
+	echo "$name: ok"
+}
+late
+
 # two analyzer replicas split the shards (--replica 0/2, 1/2): the one that
 # reads the world comm's shard names the count mismatch; no verdict is
 # printed by both (a cascade whose root is in the other replica's shards is
