@@ -18,6 +18,8 @@ void an_config_default(struct an_config *c)
 	c->suspect_frac = 0.5;
 	c->barrier_bytes = 4;
 	c->slow_window_s = 60;
+	c->slow_min_iters = 3;
+	c->slow_min_s = 1;
 }
 
 struct an *an_new(const struct an_config *c, const struct an_sink *sink)
@@ -36,6 +38,10 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 		an->cfg.hang_s = an->cfg.stall_s;
 	if (an->cfg.suspect_frac <= 0 || an->cfg.suspect_frac > 1)
 		an->cfg.suspect_frac = 0.5;
+	if (!an->cfg.slow_min_iters)
+		an->cfg.slow_min_iters = 3;
+	if (an->cfg.slow_min_s < 0)
+		an->cfg.slow_min_s = 1;
 	if (sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
@@ -200,7 +206,7 @@ struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 
 		r->entered = r->returned = r->completed = r->call_seq = -1;
 		for (j = 0; j < AN_HIST; j++)
-			r->hist[j].seq = -1;
+			r->hist[j].seq = r->op_done[j].seq = r->op_arr[j].seq = -1;
 	}
 	an->stats.mem_bytes += sizeof(*c) + (size_t)nranks * sizeof(*c->r);
 	an->stats.comms++;
@@ -316,6 +322,15 @@ static bool op_ok(const struct an_op *op)
 				(ccld_fn_is_p2p(op->fn) && op->peer >= 0));
 }
 
+/* rank R's collective before SEQ was known done by T_NS (tier B or C) */
+static bool prior_done(const struct an_rank *r, int64_t seq, uint64_t t_ns)
+{
+	const struct an_op_done *d = &r->op_done[(uint64_t)(seq - 1) % AN_HIST];
+
+	return seq == 0 || r->completed >= seq - 1 ||
+	       (d->seq == seq - 1 && d->t <= t_ns);
+}
+
 void an_op_enter(struct an *an, const struct an_op *op)
 {
 	struct an_rank *r;
@@ -343,6 +358,8 @@ void an_op_enter(struct an *an, const struct an_op *op)
 		p->t_enter[d] = op->t_ns;
 	} else {
 		sig_of(&r->hist[op->seq % AN_HIST], op);
+		if (prior_done(r, op->seq, op->t_ns))
+			r->hist[op->seq % AN_HIST].flags |= SIG_IDLE;
 		if (op->seq > r->entered)
 			r->entered = op->seq;
 		r->in_call = 1;
@@ -390,7 +407,8 @@ void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
 
 /*
  * When the GPU finished round SG on rank R: tier B completes a whole step at
- * once (one event per step), so where the rank's proxy went idle after an op
+ * once (one event per step), so the proxy's own end of the round's op where
+ * its id maps to the seq (op_done), else where the rank's proxy went idle after an op
  * launched at or after SG's entry (tier C), every op of this comm up to SG
  * was done by then (stream order): that is the round's own end, not the
  * step's.  Else the tier B time T_NS.
@@ -398,11 +416,18 @@ void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
 static uint64_t op_done_at(const struct an_rank *r, const struct an_sig *sg,
 			   uint64_t t_ns)
 {
+	const struct an_op_done *d = &r->op_done[(uint64_t)sg->seq % AN_HIST];
+
+	if (d->seq == sg->seq && d->t >= sg->t_enter && d->t <= t_ns)
+		return d->t;
 	if (r->tierc && r->idle_tf >= sg->t_enter && r->idle_t >= sg->t_enter &&
 	    r->idle_t <= t_ns)
 		return r->idle_t;
 	return t_ns;
 }
+
+static void note_done(struct an *an, uint64_t comm, const struct an_rank *r,
+		      uint64_t t_ns);
 
 static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 			  int64_t upto, uint32_t host, uint64_t t_ns)
@@ -420,6 +445,9 @@ static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
 					 &r->hist[s % AN_HIST],
 					 op_done_at(r, &r->hist[s % AN_HIST], t_ns),
 					 host);
+	/* a tier B completion of all it entered: its stream idle from here */
+	if (upto >= r->entered && upto > r->completed)
+		note_done(an, c ? c->hash : 0, r, t_ns);
 	if (upto > r->completed)
 		r->completed = upto;
 	if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq <= upto)
@@ -537,28 +565,41 @@ static void note_done(struct an *an, uint64_t comm, const struct an_rank *r,
 
 /*
  * When the GPU of the process could start round SG of COMM: not before the
- * call, and not before its ops launched earlier in other comms were done
- * (one stream, in launch order).  CCL-D's GPU-side start, from op-level
- * proxy records: a rank whose GPU was held elsewhere arrives late here.
+ * call, and not before its ops launched earlier were done, in this comm or
+ * another (one stream, in launch order: a CPU that queued its whole step
+ * ahead of its GPU called long before the GPU got there).  CCL-D's GPU-side
+ * start, from op-level proxy records: a rank whose GPU was held elsewhere
+ * arrives late here.  *IDLE_SINCE: where the start is the call, since when
+ * its earlier ops were known done (0 unknown).
  */
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
-		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder)
+		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
+		      uint64_t *idle_since)
 {
 	const struct an_proc *p = an_proc_of(an, r);
-	uint64_t t = sg->t_enter;
+	uint64_t t = sg->t_enter, hold_t = 0;
 	uint32_t i, n;
 
-	*holder = 0;
+	*holder = *idle_since = 0;
 	if (!p)
 		return t;
 	n = p->ndone < AN_DONE_RING ? p->ndone : AN_DONE_RING;
 	for (i = 0; i < n; i++) {
 		const struct an_done *d = &p->done[i];
 
-		if (d->comm != comm && d->t_launch < sg->t_enter &&
-		    d->t_done > t && d->t_done <= t_done) {
-			t = d->t_done;
+		if (d->t_launch >= sg->t_enter)
+			continue;
+		if (d->t_done > sg->t_enter && d->t_done <= t_done && d->comm != comm &&
+		    d->t_done > hold_t) {
+			/* the latest op of another comm that held it (before its
+			 * earlier ops of this comm, if one of those ended later) */
+			hold_t = d->t_done;
 			*holder = d->comm;
+		}
+		if (d->t_done > t && d->t_done <= t_done) {
+			t = d->t_done;
+		} else if (d->t_done <= sg->t_enter && d->t_done > *idle_since) {
+			*idle_since = d->t_done;
 		}
 	}
 	return t;
@@ -612,6 +653,88 @@ static void net_time(struct an_rank *r, const struct an_progress *o,
 		r->net_bytes += (double)(n->done - o->done) * (double)n->nbytes /
 				(double)n->nsteps;
 	}
+}
+
+/*
+ * Every sub of collective proxy op OP finished on rank R: its round's end
+ * on that rank (op_done_at), and a completion of the process's stream for
+ * the GPU-side start of its later ops (an_gpu_start).  Under run-ahead the
+ * proxy holds the later ops of the step already and is never idle between
+ * them: this is the only per-op end there is without step hooks.
+ */
+static void note_op_done(struct an *an, uint64_t comm, struct an_rank *r, uint64_t op,
+			 uint64_t t_ns)
+{
+	struct an_proc *p = r->proc ? &an->procs[r->proc - 1] : NULL;
+	const struct an_sig *sg;
+	struct an_done *d;
+	int64_t seq;
+	uint32_t i;
+
+	for (i = 0; i < r->nsubs; i++)
+		if (r->subs[i].op == op && !sub_finished(&r->subs[i]))
+			return;
+	if (!an_coll_op(op)) {
+		/*
+		 * a p2p op: no seq, but its end holds the stream as well; it
+		 * went to the proxy at its launch, after its calls
+		 */
+		uint64_t tf = first_seen(r->subs, r->nsubs, op, t_ns), launch = 0;
+		int dir;
+
+		/* its launch: the latest p2p call of the rank before the proxy saw it */
+		for (i = 0; i < r->np2p; i++)
+			for (dir = 0; dir < 2; dir++)
+				if (r->p2p[i].n[dir] && r->p2p[i].t_enter[dir] <= tf &&
+				    r->p2p[i].t_enter[dir] > launch)
+					launch = r->p2p[i].t_enter[dir];
+		if (p && launch && op != r->p2p_done_op) {
+			r->p2p_done_op = op;
+			d = &p->done[p->ndone++ % AN_DONE_RING];
+			d->comm = comm;
+			d->t_launch = launch;
+			d->t_done = t_ns;
+		}
+		return;
+	}
+	if (r->op_off_ok != 1)
+		return;
+	seq = an_op_seq(r, op);
+	sg = &r->hist[(uint64_t)seq % AN_HIST];
+	if (seq < 0 || sg->seq != seq || !sg->t_enter || t_ns < sg->t_enter ||
+	    r->op_done[(uint64_t)seq % AN_HIST].seq == seq)
+		return;
+	r->op_done[(uint64_t)seq % AN_HIST].seq = seq;
+	r->op_done[(uint64_t)seq % AN_HIST].t = t_ns;
+	if (!p)
+		return;
+	d = &p->done[p->ndone++ % AN_DONE_RING];
+	d->comm = comm;
+	d->t_launch = sg->t_enter;
+	d->t_done = t_ns;
+}
+
+/*
+ * Step hooks are on and a send sub of collective op OP transmitted its
+ * first step (the record before it showed none): the GPU of rank R had the
+ * op's data ready, i.e. had reached the op.  The GPU-side start of the
+ * round, exact where the call is not (the CPU queued it long before).
+ */
+static void note_op_arrival(struct an_rank *r, const struct an_progress *o,
+			    const struct an_progress *n, uint64_t t_ns)
+{
+	struct an_op_done *a;
+	int64_t seq;
+
+	if (n->dir != AN_SEND || !n->step || !o->step || o->op != n->op ||
+	    o->transmitted || !n->transmitted || !an_coll_op(n->op) || r->op_off_ok != 1)
+		return;
+	seq = an_op_seq(r, n->op);
+	a = &r->op_arr[(uint64_t)seq % AN_HIST];
+	if (seq < 0 || (a->seq == seq && a->t <= t_ns))
+		return;
+	a->seq = seq;
+	a->t = t_ns;
 }
 
 /*
@@ -672,6 +795,8 @@ void an_progress(struct an *an, const struct an_key *k,
 		send_done(r, p, tf, t_ns);
 	if (!fresh && p->step && r->subs[i].step && p->dir == AN_SEND)
 		net_time(r, &r->subs[i], p, t_ns);
+	if (!fresh)
+		note_op_arrival(r, &r->subs[i], p, t_ns);
 	/*
 	 * Step hooks are on in this process: its host's rounds are perturbed.
 	 * An analyzer that turns hooks on itself knows when (an_suspect_comm);
@@ -689,6 +814,8 @@ void an_progress(struct an *an, const struct an_key *k,
 	r->subs[i].t_first = tf;
 	r->subs[i].t_last = t_ns;
 	r->tierc = 1;
+	if (sub_finished(p) && p->op)
+		note_op_done(an, k->comm, r, p->op, t_ns);
 	if (sub_finished(p) && p->op && !open_subs(r)) {
 		r->idle_t = t_ns;
 		r->idle_tf = tf;

@@ -65,15 +65,27 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow)
 	 * An analyzer that cannot turn hooks on (no suspect sink: the fleet's)
 	 * perturbs nothing; it sees others' hooks by their step records.
 	 */
-	if (on) {
+	if (on)
 		an->nsuspected++;
-	} else if (an->nsuspected) {
+	else if (an->nsuspected)
 		an->nsuspected--;
-		for (h = 0; an->sink.suspect && h < an->nhosts; h++)
-			an->hosts[h].perturbed_until = an->hosts[h].now + AN_PERTURB_NS;
-	}
 	if (!an->sink.suspect)
 		return;
+	/* the processes it hooks: their comms' rounds are perturbed */
+	for (i = 0; i < c->nranks; i++) {
+		struct an_proc *pr = c->r[i].proc ? &an->procs[c->r[i].proc - 1] : NULL;
+
+		if (!pr)
+			continue;
+		if (on) {
+			pr->hooked++;
+		} else if (pr->hooked) {
+			pr->hooked--;
+			h = pr->host;
+			pr->perturbed_until = (h < an->nhosts ? an->hosts[h].now : 0) +
+					      AN_PERTURB_NS;
+		}
+	}
 	if (on) {
 		p = calloc((size_t)c->nranks, sizeof(*p));
 		if (!p)

@@ -15,12 +15,16 @@
 #define AN_HIST		8
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
-#define AN_DONE_RING	16	/* op completions kept per process */
+#define AN_DONE_RING	64	/* op completions kept per process (a step of ops) */
 /* rounds this long after step hooks were on are not judged slow */
 #define AN_PERTURB_NS	1000000000ull
 
-/* SIG_MEM: launched as read from memory; its arguments and entry time unknown */
-enum { SIG_RET = 1, SIG_DONE = 2, SIG_MEM = 4 };
+/*
+ * SIG_MEM: launched as read from memory; its arguments and entry time unknown.
+ * SIG_IDLE: when it was called, the rank's earlier op of the comm was known
+ * done (the CPU did not run ahead of its GPU there: the call is the start).
+ */
+enum { SIG_RET = 1, SIG_DONE = 2, SIG_MEM = 4, SIG_IDLE = 8 };
 
 struct an_sig {
 	int64_t seq;		/* -1: empty slot */
@@ -74,7 +78,28 @@ struct an_rank {
 	uint8_t nfn;		/* fn_launched[] entries known */
 	int64_t op_off;		/* seq of collective proxy op id X = X/2 + op_off */
 	uint64_t fn_launched[AN_SEQ_FNS];	/* launched per ncclFunc_t */
+	/* when its proxy finished collective SEQ (every sub of the op), by seq % AN_HIST */
+	struct an_op_done { int64_t seq; uint64_t t; } op_done[AN_HIST];
+	/*
+	 * when its GPU reached collective SEQ: the first step record of a send
+	 * sub of the op that shows a step transmitted (step hooks on: the data
+	 * was ready), the record before showing none
+	 */
+	struct an_op_done op_arr[AN_HIST];
+	uint64_t p2p_done_op;	/* its latest p2p proxy op whose end was noted */
 };
+
+/* a collective's proxy op id (NCCL opCount << 1, kept +1 here), not a p2p one */
+static inline bool an_coll_op(uint64_t op)
+{
+	return op && !((op - 1) & 1);
+}
+
+/* the seq of collective proxy op OP on rank R (op_off_ok 1) */
+static inline int64_t an_op_seq(const struct an_rank *r, uint64_t op)
+{
+	return (int64_t)((op - 1) >> 1) + r->op_off;
+}
 
 enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };
 
@@ -141,6 +166,16 @@ struct an_proc {
 	/* its proxies' recent "op done" times, for GPU-side start (slow) */
 	struct an_done { uint64_t comm, t_launch, t_done; } done[AN_DONE_RING];
 	uint32_t ndone;
+	/*
+	 * its latest judged collective calls (bit 0 newest): made on a GPU idle
+	 * for a while (the CPU waits for its GPU before it calls, at least at
+	 * the start of a step), or not (it queues its calls ahead: PyTorch)
+	 */
+	uint64_t idle_calls;
+	uint32_t ncalls;
+	/* step hooks on it for this many suspected or sampled comms (live) ... */
+	uint32_t hooked;
+	uint64_t perturbed_until;	/* ... and until about here (its host clock) */
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
 	char label[3][AN_LABEL_MAX];	/* pod, namespace, container; "" */
 	/* the latest GPU error the driver reported for it (tier D) */
@@ -229,7 +264,8 @@ void an_net_free(struct an *an);
 /* step hooks on/off for C's processes: hang suspicion or slow sample */
 void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow);
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
-		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder);
+		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
+		      uint64_t *idle_since);
 
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);

@@ -408,17 +408,6 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 
 /* ---- proxy ops read through NCCL's counters ----------------------------- */
 
-/* the seq of collective proxy op OP (kept +1) on rank R (op_off valid) */
-static int64_t op_seq(const struct an_rank *r, uint64_t op)
-{
-	return (int64_t)((op - 1) >> 1) + r->op_off;
-}
-
-static bool coll_op(uint64_t op)
-{
-	return op && !((op - 1) & 1);
-}
-
 /*
  * Where rank R's GPU is from its proxy (tier C/E), when NCCL's op counter
  * maps op ids to seqs (an_core.c: every collective of the comm had proxy
@@ -435,10 +424,10 @@ static int64_t ops_done(const struct an_rank *r)
 	for (i = 0; i < r->nsubs; i++) {
 		const struct an_progress *p = &r->subs[i];
 
-		if (!coll_op(p->op) || (p->nsteps && p->done >= p->nsteps))
+		if (!an_coll_op(p->op) || (p->nsteps && p->done >= p->nsteps))
 			continue;
-		if (op_seq(r, p->op) < lo)
-			lo = op_seq(r, p->op);
+		if (an_op_seq(r, p->op) < lo)
+			lo = an_op_seq(r, p->op);
 	}
 	return lo == INT64_MAX ? r->entered : lo - 1;
 }
@@ -583,7 +572,7 @@ static bool check_h2_args(struct an *an, struct an_comm *c, struct an_status *st
 	int32_t r;
 	int dir;
 
-	if (!c->st.open_op || !coll_op(c->st.open_op))
+	if (!c->st.open_op || !an_coll_op(c->st.open_op))
 		return false;
 	for (r = 0; r < c->nranks; r++) {
 		if (!live(&c->r[r]) || !rank_op_args(&c->r[r], c->st.open_op, &a))
@@ -1649,7 +1638,7 @@ static void locate_p2p_mem(struct an *an, struct an_comm *c, struct an_status *s
 	int32_t r;
 	uint32_t i;
 
-	if (!op || coll_op(op))
+	if (!op || an_coll_op(op))
 		return;
 	for (r = 0; r < c->nranks; r++) {
 		const struct an_rank *rk = &c->r[r];

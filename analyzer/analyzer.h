@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define AN_MAX_CULPRITS		64	/* listed in a verdict; the count is exact */
-#define AN_MAX_EVIDENCE		24	/* named values in a verdict's evidence */
+#define AN_MAX_EVIDENCE		32	/* named values in a verdict's evidence */
 #define AN_TEXT_MAX		1024
 
 struct an;
@@ -32,6 +32,13 @@ struct an_config {
 	double suspect_frac;	/* suspect() at stall_s * this: default 0.5 */
 	uint32_t barrier_bytes;	/* all-reduce this size or less: hang_s only (4) */
 	double slow_window_s;	/* CCL-D's detection window: default 60 */
+	/*
+	 * A slow verdict only for a slowdown that costs something: slow
+	 * rounds in this many consecutive iterations (default 3) and for at
+	 * least this long (default 2 s; docs/slow.md).
+	 */
+	uint32_t slow_min_iters;
+	double slow_min_s;
 };
 
 /* The one comm rank that a record is about. */

@@ -41,6 +41,7 @@ struct sl_config {
 	double k_cv;		/* 6 */
 	uint64_t window_ns;	/* CCL-D detection window (60 s) */
 	uint32_t repeat;	/* consecutive iterations with / without slow rounds (3) */
+	uint64_t min_ns;	/* ... and the slow streak lasted this long (1 s) */
 	double alpha;		/* P < alpha: S2 (0.4) */
 	double beta;		/* P > beta: S1 (0.6) */
 };
@@ -107,6 +108,8 @@ struct sl_result {
 	double rate_median;	/* median of all ranks' mean rates */
 	double s2_z;		/* z-score of its mean rate among the ranks */
 	uint32_t slow_rounds;	/* slow rounds in the incident so far */
+	double lost_ns;		/* sum over them of Tmax - Tbase: the time lost */
+	uint32_t slow_iters;	/* iterations with a slow round in it so far */
 	int64_t onset_iter;	/* first iteration of the slow streak */
 	uint64_t onset_ns;	/* end of its first slow round */
 	int64_t recover_iter;	/* first iteration of the clean streak, -1 */
@@ -236,5 +239,94 @@ struct sl_comm_stat {
  * defaults within each group; c keeps its order.  Returns the number of
  * deviant comms, -1 on no memory. */
 long sl_group_check(struct sl_comm_stat *c, size_t n);
+
+/* ---- peer comparison, network part of rounds (slow_peer.c) ------------- */
+
+/*
+ * A persistent straggler by peer comparison alone (no history): per round
+ * whose every start is known, the rank with the shortest duration arrived
+ * last, and the others waited for it the gap (second shortest - shortest).
+ * Named when, over the newest rounds, one rank was last in a share of them
+ * and their gaps cost a share of the wall time.
+ */
+struct sl_peer_config {
+	uint32_t min_rounds;	/* rounds judged together, at least (3) */
+	uint32_t min_iters;	/* ... spanning this many iterations (3) */
+	uint64_t min_ns;	/* ... and this much wall time (1 s) */
+	double share;		/* last in this share of them, > 0.5 (0.9) */
+	double cost;		/* median gap over the mean round interval (0.1) */
+	double big;		/* a gap this share of the interval is no chance:
+				 * min_rounds suffice; else as many rounds as make
+				 * one rank always last by chance unlikely (0.25) */
+};
+
+void sl_peer_default(struct sl_peer_config *c);
+
+struct sl_peer_result {
+	int32_t rank;		/* the straggler */
+	uint32_t rounds;	/* rounds judged */
+	uint32_t last;		/* ... in which it arrived last */
+	uint32_t iters;		/* iterations they span */
+	uint64_t t_first, t_last;	/* their end times */
+	double lost_ns;		/* its gaps summed: the time the others waited */
+	double gap_ns;		/* median gap */
+	double interval_ns;	/* mean time between the rounds */
+};
+
+struct sl_peer;
+
+/* NULL on bad arguments (nranks < 2, share <= 0.5, min_rounds 0) or no memory;
+ * c NULL: defaults.  Memory O(nranks + 64). */
+struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks);
+void sl_peer_free(struct sl_peer *p);
+/* One round whose every rank's start is known: durations [nranks] (NaN:
+ * that round is skipped), its end, its iteration (non-decreasing).  True
+ * while a straggler is named, in *res.  A tie (everyone arrived together:
+ * a gap under 2% of the mean interval between rounds) is left out and
+ * answers as the round before it. */
+bool sl_peer_round(struct sl_peer *p, const double *dur_ns, uint64_t t_ns, int64_t iter,
+		   struct sl_peer_result *res);
+
+/*
+ * The network part of a comm's rounds (last arrival to completion: the
+ * shortest duration) against its own level: a rise that lasts and costs.
+ */
+struct sl_rise_config {
+	uint32_t base_rounds;	/* the level: median of the first rounds, lowered
+				 * by each later block's median (32) */
+	uint32_t recent;	/* the median of the newest rounds is judged (8) */
+	double factor;		/* risen: recent >= factor * level, > 1 (1.5) */
+	double floor_ns;	/* ... and recent - level >= this (100 us) */
+	double k_sd;		/* ... and >= this many robust sds of the rounds
+				 * the level came from: beyond their noise (2) */
+	uint32_t min_iters;	/* lasting this many iterations (3) */
+	uint64_t min_ns;	/* ... and this wall time (1 s) */
+	double cost;		/* the extra time over the wall time (0.02) */
+};
+
+void sl_rise_default(struct sl_rise_config *c);
+
+struct sl_rise_result {
+	bool active;		/* onset reported, recovery not yet */
+	double base_ns;		/* the level before */
+	double level_ns;	/* the recent median */
+	uint64_t onset_round;	/* the first risen round (0-based count) */
+	uint64_t t_onset;	/* its end */
+	uint32_t iters;		/* iterations since */
+	double lost_ns;		/* sum of (round - level) since */
+};
+
+#define SL_RISE_ONSET		0x01
+#define SL_RISE_RECOVERY	0x02
+
+struct sl_rise;
+
+/* NULL on bad config or no memory; c NULL: defaults.  Memory O(base_rounds). */
+struct sl_rise *sl_rise_new(const struct sl_rise_config *c);
+void sl_rise_free(struct sl_rise *r);
+/* One round's network part (non-finite: ignored), its end and iteration.
+ * Returns SL_RISE_* bits; *res (may be NULL) gets the state. */
+int sl_rise_round(struct sl_rise *r, double x_ns, uint64_t t_ns, int64_t iter,
+		  struct sl_rise_result *res);
 
 #endif

@@ -18,6 +18,21 @@ struct base_round {
 	bool hiccup;
 };
 
+/*
+ * The baseline of one op signature (SIG_BASE_MIN rounds of it at least): a
+ * comm whose step has a large and a small op has maxima of two levels, a
+ * spread that is no noise.  Judged against the comm's one Tbase, the large
+ * op's rounds look slow, and the spread taken as noise raises the threshold
+ * above real slowdowns of either: each op is judged against its own.
+ */
+#define SIG_BASES	16
+#define SIG_BASE_MIN	5
+struct sig_base {
+	uint64_t sig;
+	double mean;		/* Tbase of the signature */
+	double thr;
+};
+
 struct sl_det {
 	struct sl_config c;
 	uint32_t n;
@@ -27,6 +42,8 @@ struct sl_det {
 	uint32_t bn;
 	double bmean, bm2;
 	struct base_round *br;	/* [base_rounds] */
+	struct sig_base sb[SIG_BASES];
+	uint32_t nsb;
 	bool have_first;
 	uint64_t t_first;
 	/* windows */
@@ -41,7 +58,12 @@ struct sl_det {
 	uint32_t slow_streak, clean_streak;
 	int64_t clean_iter;	/* first iteration of the clean streak */
 	uint64_t clean_t;
-	/* the streak of slow iterations (candidate) or the incident */
+	/*
+	 * The candidate incident (from its first slow iteration, dropped
+	 * after `repeat` clean ones, as an incident recovers) or the incident
+	 */
+	bool cand;
+	uint32_t max_streak;	/* longest run of slow iterations in the candidate */
 	bool active;
 	double best_spread;
 	struct sl_result res, out;	/* working copy, what sl_det_result shows */
@@ -60,6 +82,7 @@ void sl_config_default(struct sl_config *c)
 	c->k_cv = 6;
 	c->window_ns = 60000000000ull;
 	c->repeat = 3;
+	c->min_ns = 1000000000ull;
 	c->alpha = 0.4;
 	c->beta = 0.6;
 }
@@ -207,6 +230,51 @@ static uint32_t mark_hiccups(struct sl_det *d)
 	return marked;
 }
 
+/* per op signature: mean and threshold of its rounds (br sorted: mark_hiccups) */
+static void sig_bases(struct sl_det *d, uint32_t n)
+{
+	uint32_t i = 0, j, k;
+
+	d->nsb = 0;
+	while (i < n && d->nsb < SIG_BASES) {
+		double sum = 0, ss = 0, mean;
+		uint32_t m = 0;
+
+		for (j = i; j < n && d->br[j].sig == d->br[i].sig; j++)
+			if (!d->br[j].hiccup) {
+				sum += d->br[j].tmax;
+				m++;
+			}
+		if (m >= SIG_BASE_MIN && d->br[i].sig && sum > 0) {
+			mean = sum / m;
+			for (k = i; k < j; k++)
+				if (!d->br[k].hiccup)
+					ss += (d->br[k].tmax - mean) * (d->br[k].tmax - mean);
+			d->sb[d->nsb].sig = d->br[i].sig;
+			d->sb[d->nsb].mean = mean;
+			d->sb[d->nsb].thr = fmax(d->c.r_floor,
+						 d->c.k_cv * sqrt(ss / (m - 1)) / mean);
+			d->nsb++;
+		}
+		i = j;
+	}
+}
+
+/* Tbase and threshold for a round of signature SIG: its own, else the comm's */
+static void base_of(const struct sl_det *d, uint64_t sig, double *tb, double *thr)
+{
+	uint32_t i;
+
+	for (i = 0; sig && i < d->nsb; i++)
+		if (d->sb[i].sig == sig) {
+			*tb = d->sb[i].mean;
+			*thr = d->sb[i].thr;
+			return;
+		}
+	*tb = d->base.tbase_ns;
+	*thr = d->base.thr;
+}
+
 static void finish_baseline(struct sl_det *d)
 {
 	struct sl_base *b = &d->base;
@@ -239,6 +307,8 @@ static void finish_baseline(struct sl_det *d)
 		b->tbase_ns = d->bmean;
 	}
 	b->known = b->tbase_ns > 0;
+	if (!b->configured)
+		sig_bases(d, n);
 }
 
 static void close_window(struct sl_det *d, uint64_t t)
@@ -319,8 +389,11 @@ static int clean_iters(struct sl_det *d, int64_t first_iter, uint64_t first_t, u
 	}
 	d->clean_streak += count > UINT32_MAX - d->clean_streak ? 0 : (uint32_t)count;
 	d->slow_streak = 0;
+	if (!d->active && d->clean_streak >= d->c.repeat)
+		d->cand = false;	/* a spell that did not last */
 	if (!d->active || d->clean_streak < d->c.repeat)
 		return 0;
+	d->cand = false;
 	d->active = false;
 	d->res.active = false;
 	d->res.recover_iter = d->clean_iter;
@@ -354,6 +427,7 @@ static int next_iter(struct sl_det *d, int64_t it, uint64_t t)
 
 struct round_stats {
 	double tmax, tmin, mean, sd;
+	double tbase, thr;	/* of the round's op signature */
 	int32_t imin;
 };
 
@@ -368,8 +442,12 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 		d->cur_slow = true;
 		d->clean_streak = 0;
 		d->slow_streak++;
-		if (!d->active && d->slow_streak == 1) {
-			/* a new streak: start the candidate incident afresh */
+		if (d->slow_streak > d->max_streak)
+			d->max_streak = d->slow_streak;
+		if (!d->active && !d->cand) {
+			/* a new candidate: start the incident afresh */
+			d->cand = true;
+			d->max_streak = 1;
 			reset_result(r);
 			r->at_start = !d->base.learned;
 			r->onset_iter = d->cur_iter;
@@ -378,8 +456,11 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 			memset(d->rsum, 0, d->n * sizeof(*d->rsum));
 			memset(d->rcnt, 0, d->n * sizeof(*d->rcnt));
 		}
+		r->slow_iters++;
 	}
 	r->slow_rounds++;
+	/* what the slow round cost: how much longer than the baseline */
+	r->lost_ns += s->tmax - s->tbase;
 	if (rd->rate) {
 		for (i = 0; i < d->n; i++) {
 			if (isfinite(rd->rate[i])) {
@@ -394,8 +475,8 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 		r->t_ns = rd->t_ns;
 		r->tmax_ns = s->tmax;
 		r->tmin_ns = s->tmin;
-		r->tbase_ns = d->base.tbase_ns;
-		r->thr = d->base.thr;
+		r->tbase_ns = s->tbase;
+		r->thr = s->thr;
 		r->r = r_val;
 		r->s1_rank = s->imin;
 		r->s1_dur_ns = s->tmin;
@@ -403,7 +484,12 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 		moved = true;
 	}
 	if (!d->active) {
-		if (d->slow_streak < d->c.repeat)
+		/*
+		 * A slowdown that costs something: `repeat` slow iterations in
+		 * a row (CCL-D's repeat rule), and the candidate, which short
+		 * clean gaps do not end, lasted min_ns of wall time.
+		 */
+		if (d->max_streak < d->c.repeat || rd->t_ns - r->onset_ns < d->c.min_ns)
 			return 0;
 		d->active = true;
 		r->active = true;
@@ -411,6 +497,9 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 		d->out = *r;
 		return SL_EV_ONSET;
 	}
+	d->out.lost_ns = r->lost_ns;	/* shown, not a change */
+	d->out.slow_rounds = r->slow_rounds;
+	d->out.slow_iters = r->slow_iters;
 	changed = locate(d, false) || moved;
 	if (changed)
 		r->rate_median = sl_median(d->rmean, d->n, d->scratch);
@@ -422,7 +511,7 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 
 int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 {
-	struct round_stats s = { -INFINITY, INFINITY, 0, 0, -1 };
+	struct round_stats s = { -INFINITY, INFINITY, 0, 0, NAN, NAN, -1 };
 	double x0 = NAN, sum = 0, sum2 = 0, r_val = NAN;
 	uint64_t t = rd->t_ns;
 	int64_t it;
@@ -483,8 +572,9 @@ int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 	}
 
 	if (d->base.known) {
-		r_val = (s.tmax - d->base.tbase_ns) / d->base.tbase_ns;
-		if (r_val > d->base.thr)
+		base_of(d, rd->sig, &s.tbase, &s.thr);
+		r_val = (s.tmax - s.tbase) / s.tbase;
+		if (r_val > s.thr)
 			ev |= SL_EV_SLOW_ROUND;
 	}
 	/* eq. 2: the window's round with the largest spread */

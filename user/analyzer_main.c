@@ -21,7 +21,8 @@
 
 static const char usage[] =
 "Usage: ccld-analyzer --redis URL [--json] [--stall SEC] [--hang SEC]\n"
-"                     [--slow-window SEC] [--shards N] [--group NAME]\n"
+"                     [--slow-window SEC] [--slow-min-iters N] [--slow-min-s SEC]\n"
+"                     [--shards N] [--group NAME]\n"
 "                     [--name NAME] [--replica I/N] [--metrics [ADDR:]PORT]\n"
 "                     [--duration SEC]\n"
 "\n"
@@ -34,6 +35,9 @@ static const char usage[] =
 "      --stall SEC       hang: no progress for SEC seconds (default 30)\n"
 "      --hang SEC        hang: op in flight longer than SEC (default 300)\n"
 "      --slow-window SEC slow detection window (default 60)\n"
+"      --slow-min-iters N  a slow verdict needs N slow iterations in a row\n"
+"                        (default 3)\n"
+"      --slow-min-s SEC  ... lasting SEC seconds at least (default 1)\n"
 "      --shards N        record streams, as the agents use (default 8)\n"
 "      --group NAME      consumer group (default ccld-analyzer)\n"
 "      --name NAME       consumer name; a restart under the same name gets\n"
@@ -47,7 +51,7 @@ static const char usage[] =
 "Exit status: 0 normal, 1 error, 2 bad usage.\n";
 
 enum { OPT_STALL = 256, OPT_HANG, OPT_SLOW_WINDOW, OPT_SHARDS, OPT_GROUP, OPT_NAME,
-       OPT_METRICS, OPT_REPLICA };
+       OPT_METRICS, OPT_REPLICA, OPT_SLOW_MIN_ITERS, OPT_SLOW_MIN_S };
 
 static const struct option long_opts[] = {
 	{ "redis", required_argument, NULL, 'r' },
@@ -55,6 +59,8 @@ static const struct option long_opts[] = {
 	{ "stall", required_argument, NULL, OPT_STALL },
 	{ "hang", required_argument, NULL, OPT_HANG },
 	{ "slow-window", required_argument, NULL, OPT_SLOW_WINDOW },
+	{ "slow-min-iters", required_argument, NULL, OPT_SLOW_MIN_ITERS },
+	{ "slow-min-s", required_argument, NULL, OPT_SLOW_MIN_S },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "name", required_argument, NULL, OPT_NAME },
@@ -68,8 +74,8 @@ static const struct option long_opts[] = {
 struct opts {
 	const char *url, *group, *name, *metrics;
 	bool json;
-	unsigned shards, part, nparts;
-	double stall_s, hang_s, slow_window_s, duration_s;
+	unsigned shards, part, nparts, slow_min_iters;
+	double stall_s, hang_s, slow_window_s, duration_s, slow_min_s;
 };
 
 static volatile sig_atomic_t stop;
@@ -97,6 +103,16 @@ static int parse_seconds(const char *s, double *out)
 	return errno || end == s || *end || !(*out > 0) || *out > 1e9 ? -1 : 0;
 }
 
+/* a minimum duration: 0 (none) allowed */
+static int parse_min_seconds(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || !(*out >= 0) || *out > 1e9 ? -1 : 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static char host[256];
@@ -107,6 +123,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->group = "ccld-analyzer";
 	o->shards = FLEET_DEFAULT_SHARDS;
+	o->slow_min_s = -1;	/* default */
 	o->nparts = 1;
 	if (gethostname(host, sizeof(host) - 1))
 		snprintf(host, sizeof(host), "analyzer");
@@ -136,6 +153,19 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_METRICS:
 			o->metrics = optarg;
+			break;
+		case OPT_SLOW_MIN_ITERS: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > 1000)
+				return bad_usage("bad --slow-min-iters (1..1000): '%s'", optarg);
+			o->slow_min_iters = (unsigned)n;
+			break;
+		}
+		case OPT_SLOW_MIN_S:
+			if (parse_min_seconds(optarg, &o->slow_min_s))
+				return bad_usage("bad --slow-min-s (0 or more seconds): '%s'", optarg);
 			break;
 		case OPT_REPLICA:
 			if (sscanf(optarg, "%u/%u%c", &o->part, &o->nparts, &junk) != 2 ||
@@ -212,6 +242,10 @@ int main(int argc, char **argv)
 		fo.an.hang_s = o.hang_s;
 	if (o.slow_window_s > 0)
 		fo.an.slow_window_s = o.slow_window_s;
+	if (o.slow_min_iters)
+		fo.an.slow_min_iters = o.slow_min_iters;
+	if (o.slow_min_s >= 0)
+		fo.an.slow_min_s = o.slow_min_s;
 	fo.url = o.url;
 	fo.out = stdout;
 	fo.json = o.json;

@@ -19,6 +19,7 @@
 static const char usage[] =
 "Usage: ccld-trace [-p PID[,PID..] | --all] [--json] [--events] [-o FILE]\n"
 "                  [--duration SEC] [--stall SEC] [--hang SEC] [--slow-window SEC]\n"
+"                  [--slow-min-iters N] [--slow-min-s SEC]\n"
 "       ccld-trace record (-p PID[,PID..] | --all) -o FILE [options]\n"
 "       ccld-trace replay FILE.. [--json] [--events]\n"
 "       ccld-trace daemon --redis URL --node NAME [-p PID[,PID..]] [--shards N]\n"
@@ -37,6 +38,9 @@ static const char usage[] =
 "      --stall SEC       hang: no progress for SEC seconds (default 30)\n"
 "      --hang SEC        hang: op in flight longer than SEC (default 300)\n"
 "      --slow-window SEC slow detection window (default 60)\n"
+"      --slow-min-iters N  a slow verdict needs N slow iterations in a row\n"
+"                        (default 3)\n"
+"      --slow-min-s SEC  ... lasting SEC seconds at least (default 1)\n"
 "  -v, --verbose         say what was attached and why\n"
 "daemon (fleet node agent; docs/fleet.md):\n"
 "      --redis URL       send analyzer records to Redis Streams at URL\n"
@@ -53,6 +57,8 @@ static const char usage[] =
 "  ccld-trace replay node*.ccld\n"
 "  ccld-trace probe-check /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
 "\n"
+"Signals: SIGINT/SIGTERM stop; SIGUSR1 reads every traced process's\n"
+"communicators, proxies and threads from memory again (as at attach).\n"
 "Exit status: 0 normal, 1 error, 2 bad usage.\n";
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -101,7 +107,7 @@ static int parse_pids(const char *s, struct trace_opts *o)
 }
 
 enum { OPT_STALL = 256, OPT_HANG, OPT_SLOW_WINDOW, OPT_REDIS, OPT_NODE, OPT_SHARDS,
-       OPT_METRICS };
+       OPT_METRICS, OPT_SLOW_MIN_ITERS, OPT_SLOW_MIN_S };
 
 static bool fleet_opts(const struct trace_opts *o)
 {
@@ -118,6 +124,8 @@ static const struct option long_opts[] = {
 	{ "stall", required_argument, NULL, OPT_STALL },
 	{ "hang", required_argument, NULL, OPT_HANG },
 	{ "slow-window", required_argument, NULL, OPT_SLOW_WINDOW },
+	{ "slow-min-iters", required_argument, NULL, OPT_SLOW_MIN_ITERS },
+	{ "slow-min-s", required_argument, NULL, OPT_SLOW_MIN_S },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "redis", required_argument, NULL, OPT_REDIS },
 	{ "node", required_argument, NULL, OPT_NODE },
@@ -174,6 +182,19 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 		case OPT_METRICS:
 			o->metrics_addr = optarg;
 			break;
+		case OPT_SLOW_MIN_ITERS: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > 1000)
+				return bad_usage("bad --slow-min-iters (1..1000): '%s'", optarg);
+			o->slow_min_iters = (unsigned)n;
+			break;
+		}
+		case OPT_SLOW_MIN_S:
+			if (parse_seconds(optarg, &o->slow_min_s))
+				return bad_usage("bad number of seconds: '%s'", optarg);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -201,6 +222,8 @@ static void default_opts(struct trace_opts *o)
 	o->stall_s = 30;
 	o->hang_s = 300;
 	o->slow_window_s = 60;
+	o->slow_min_iters = 3;
+	o->slow_min_s = 1;
 }
 
 static int cmd_trace(int argc, char **argv, bool record)

@@ -22,6 +22,8 @@ struct trace_opts {
 	double stall_s;
 	double hang_s;
 	double slow_window_s;
+	unsigned slow_min_iters;	/* --slow-min-iters N */
+	double slow_min_s;	/* --slow-min-s SEC */
 	/* `daemon`: fleet node agent */
 	const char *redis_url;	/* --redis URL: records go there */
 	const char *node;	/* --node NAME: this node's name */

@@ -384,6 +384,10 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		ac.hang_s = o->hang_s;
 	if (o->slow_window_s > 0)
 		ac.slow_window_s = o->slow_window_s;
+	if (o->slow_min_iters)
+		ac.slow_min_iters = o->slow_min_iters;
+	if (o->slow_min_s >= 0)
+		ac.slow_min_s = o->slow_min_s;
 	p->st = state_new(&sink);
 	p->an = an_new(&ac, &asink);
 	p->hosts = calloc(MAX_HOSTS, sizeof(*p->hosts));

@@ -25,6 +25,8 @@ struct pipeline_opts {
 	double stall_s;		/* analyzer thresholds (0: defaults) */
 	double hang_s;
 	double slow_window_s;	/* slow detection window (0: default) */
+	unsigned slow_min_iters;	/* a slowdown's minimum length (0: defaults) */
+	double slow_min_s;		/* (< 0: default) */
 	/* live only: the analyzer suspects a comm stuck (step hooks, tier E) */
 	void (*suspect)(void *ctx, const struct an_suspect *s);
 	void *suspect_ctx;

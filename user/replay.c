@@ -54,6 +54,7 @@ int replay_run(const struct trace_opts *o, char **files, int nfiles)
 		.out = stdout, .json = o->json, .events = o->events,
 		.stall_s = o->stall_s, .hang_s = o->hang_s,
 		.slow_window_s = o->slow_window_s,
+		.slow_min_iters = o->slow_min_iters, .slow_min_s = o->slow_min_s,
 	};
 	struct source *src = calloc(nfiles, sizeof(*src));
 	struct pipeline *pl = pipeline_new(&po);

@@ -929,6 +929,7 @@ int tracer_run(const struct trace_opts *o)
 		.out = stdout, .json = o->json, .events = o->events,
 		.stall_s = o->stall_s, .hang_s = o->hang_s,
 		.slow_window_s = o->slow_window_s,
+		.slow_min_iters = o->slow_min_iters, .slow_min_s = o->slow_min_s,
 	};
 	struct tracer t = { .o = o };
 	uint64_t start;

@@ -3,6 +3,7 @@
 
 usage: check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --class S1 --culprits R[,R..]
            (--onset STEP | --onset-fault R) [--until STEP] [--within N]
+           [--cpu-ahead N]
        check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --no-verdict
 
 The first slow root verdict must have the class and culprit set (world
@@ -13,7 +14,9 @@ the stand-in fault of rank R took effect, from the "Fault" line and the
 calls' t_ns in R's call log; a fault with for_ms also gives --until) (a step ends with the world's loss
 all-reduce); with --until (the first step back to normal) the root comm's
 recovery record must come at most --within + 1 steps after it (the third
-clean iteration is known when the next one starts).  No hang verdict may
+clean iteration is known when the next one starts).  --cpu-ahead N: the
+CPU queues its calls up to N steps ahead of its GPU (PyTorch), so the GPU
+may meet a fault N steps before the calls that the call log dates after it.  No hang verdict may
 appear.
 """
 import argparse
@@ -57,6 +60,7 @@ def main():
     ap.add_argument("--onset-fault", type=int)
     ap.add_argument("--until", type=int)
     ap.add_argument("--within", type=int, default=3)
+    ap.add_argument("--cpu-ahead", type=int, default=0)
     ap.add_argument("--no-verdict", action="store_true")
     a = ap.parse_args()
 
@@ -121,7 +125,7 @@ def main():
             a.until = end
     if a.onset is not None:
         at = step_of(v["comm"], v["seq"])
-        if at is None or at > a.onset + a.within or at < a.onset:
+        if at is None or at > a.onset + a.within or at < a.onset - a.cpu_ahead:
             bad.append(f"verdict at step {at}, onset {a.onset}: not within {a.within} iterations")
         else:
             print(f"ok: verdict at step {at} (onset {a.onset})")

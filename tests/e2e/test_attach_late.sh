@@ -7,7 +7,8 @@
 # Each hang kind, with the plain workload and the way PyTorch drives NCCL
 # (--pattern pytorch), must give the right class and culprit within the
 # stall threshold + 2 s of the attach; the capture replays to the same.
-# CCLD_LATE_ONLY=name runs one scenario (e.g. pytorch-gpustall).
+# Once more with NCCL_RAS_ENABLE=0 (no comm array: the memory scan).
+# CCLD_LATE_ONLY=name runs one scenario (e.g. gpustall-pytorch).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -33,11 +34,12 @@ wait_hung() {
 
 # scenario NAME PATTERN "JOB ARGS" "CHECK ARGS" [fault env]
 scenario() {
-	local name=$1-$2 pattern=$2 jobargs=$3 checkargs=$4 fault=${5:-}
+	local name=$1-$2${RAS:+-ras$RAS} pattern=$2 jobargs=$3 checkargs=$4 fault=${5:-}
 	[ -n "${CCLD_LATE_ONLY:-}" ] && [ "$CCLD_LATE_ONLY" != "$name" ] && return 0
 	rm -rf "$TMP/log" "$TMP/pids"
 	# shellcheck disable=SC2086
-	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" --pattern "$pattern" $jobargs
+	NCCL_RAS_ENABLE=${RAS:-1} CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" \
+		--pattern "$pattern" $jobargs
 	rank_pids 8 >/dev/null
 	wait_hung
 	# the ranks still alive (an exited one cannot be attached to)
@@ -54,6 +56,10 @@ scenario() {
 	stop_job "$JOB"
 	grep -q "state read from memory: [1-9]" "$TMP/$name.err" ||
 		fail "$name: nothing read from memory: $(cat "$TMP/$name.err")"
+	if [ "${RAS:-1}" = 0 ]; then
+		grep -q "state read from memory: .*(a memory scan)" "$TMP/$name.err" ||
+			fail "$name: comms not found by the scan: $(cat "$TMP/$name.err")"
+	fi
 	# shellcheck disable=SC2086
 	python3 "$TOP/tests/e2e/check_verdict.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
 		--stall "$STALL" --attached-ns "$t0" $checkargs || fail "$name: wrong verdict"
@@ -76,4 +82,7 @@ for p in plain pytorch; do
 	scenario netstall $p "" "--class H3 --culprits 3 --seq none" "netstall rank=3 after_ms=1500"
 	scenario gpustall $p "" "--class H3 --culprits 5 --seq none" "gpustall rank=5 after_ms=1500"
 done
+# NCCL_RAS_ENABLE=0 leaves NCCL's comm array empty: the comms are found by
+# scanning the processes' memory for their magic numbers
+RAS=0 scenario count pytorch "--mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
 echo "ok: every hang kind was diagnosed from memory alone, within $((STALL + 2)) s of the attach"

@@ -10,11 +10,14 @@
 require_bpf
 # ~30 steps/s: the baseline (100 rounds of each comm) is learned in ~4 s
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120)
+# these scenarios check CCL-D's 3-iteration rule on 30 ms steps: no minimum
+# wall time (its default, 2 s, has its own scenarios: test_slow_noise.sh)
+SLOWOPT=(--slow-min-s 0)
 
 # slow_digest CAPTURE: what the slow detector saw, for a failure's log
 # (the recording replayed with the analyzer's debug lines, summarised)
 slow_digest() {
-	CCLD_AN_DEBUG=1 "$BIN/ccld-trace" replay "$1" --json 2>&1 >/dev/null |
+	CCLD_AN_DEBUG=1 "$BIN/ccld-trace" replay "$1" --json "${SLOWOPT[@]}" 2>&1 >/dev/null |
 		awk '/not judged/ { nj[$4]++; next }
 		     /baseline of|sampling|sample:/ { if (n++ < 24) print }
 		     END { for (c in nj) print "comm " c ": " nj[c] " rounds not judged" }'
@@ -33,7 +36,7 @@ scenario() {
 		$jobargs --wait-start "$TMP/go"
 	local pids
 	pids=$(rank_pids 8)
-	start_tracer "$name" -p "$pids" --json -o "$TMP/$name.ccld"
+	start_tracer "$name" -p "$pids" --json "${SLOWOPT[@]}" -o "$TMP/$name.ccld"
 	touch "$TMP/go"
 	if [ -n "$hiccup" ]; then
 		local r t d pid
@@ -48,7 +51,7 @@ scenario() {
 	# shellcheck disable=SC2086
 	python3 "$TOP/tests/e2e/check_slow.py" "$TMP/$name.jsonl" "$TMP/pids" "$TMP/log" \
 		$checkargs || { slow_digest "$TMP/$name.ccld"; fail "$name: wrong verdict"; }
-	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json >"$TMP/$name.replay" ||
+	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json "${SLOWOPT[@]}" >"$TMP/$name.replay" ||
 		fail "$name: replay failed"
 	diff <(grep -E '"(verdict|recovery)"' "$TMP/$name.jsonl") \
 		<(grep -E '"(verdict|recovery)"' "$TMP/$name.replay") >/dev/null ||
@@ -72,6 +75,17 @@ scenario netslow 400 "" "--class S2 --culprits 3 --onset-fault 3" \
 # slower (it arrives late) and rank 3's network 4x slower
 scenario both 330 "--gpu-compute" "--class S3 --culprits 2,3 --onset-fault 3" \
 	"netslow rank=3 after_ms=8000 factor=4;gpuslow rank=2 after_ms=8000 factor=1.8" 3000
+# the same faults in a job driven the way PyTorch drives NCCL (--pattern
+# pytorch: every call queued on the stream without waiting, the CPU runs
+# ahead of its GPU, by one step at most: one event per step): round starts
+# are unknown, arrivals come from a sample
+scenario ptcompute 330 "--pattern pytorch --slow 2:200:3:60" \
+	"--class S1 --culprits 2 --onset 200 --until 260"
+scenario ptgpuslow 400 "--pattern pytorch --gpu-compute" \
+	"--class S1 --culprits 5 --onset-fault 5 --cpu-ahead 1" \
+	"gpuslow rank=5 after_ms=8000 factor=3 for_ms=3000" 3000
+scenario ptnetslow 400 "--pattern pytorch" "--class S2 --culprits 3 --onset-fault 3 --cpu-ahead 1" \
+	"netslow rank=3 after_ms=8000 factor=4 for_ms=4000" 3000
 # a slowdown of 2 iterations: the jitter filter gives nothing
 scenario transient 300 "--slow 2:200:3:2" "--no-verdict"
 echo "ok: every slow scenario named its class and culprit in time"

@@ -67,7 +67,9 @@ start_fleet() {
 }
 
 start_analyzer() {
-	"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS \
+	# the compute scenario counts iterations of 30 ms steps: no minimum
+	# wall time (single-node tests check its default)
+	"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS --slow-min-s 0 \
 		--name an1 --metrics "127.0.0.1:$MPORT_AN" >>"$TMP/$1.jsonl" 2>>"$TMP/$1.aerr" &
 	AN=$!
 	at_exit "kill -9 $AN"

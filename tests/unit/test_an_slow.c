@@ -113,6 +113,45 @@ static void test_s1_onset_recovery(void)
 	sim_fini(&s);
 }
 
+/*
+ * The defaults: a slowdown must last 3 iterations and 2 s.  Rounds about
+ * 13 ms apart, rank 2 late by 30 ms: a spell of 40 rounds (1.7 s) gives
+ * nothing; a lasting one the verdict once 2 s passed since its first slow
+ * round, with the time it cost so far.
+ */
+static void test_min_duration(void)
+{
+	uint64_t rng = 5;
+	struct sim s;
+	const struct an_verdict *v;
+	int i;
+
+	sim_init(&s, 30, 300);
+	an_free(s.an);
+	s.cfg.slow_min_s = 2;
+	s.an = an_new(&s.cfg, &(struct an_sink){ &s, sim_verdict_cb, sim_suspect_cb });
+	s.host_id[0] = (uint32_t)an_host(s.an, "h0");
+	sim_comm(&s, W, 4, NULL);
+	rounds(&s, &rng, 110, -1, 0);
+	rounds(&s, &rng, 40, 2, 30 * MS);
+	rounds(&s, &rng, 20, -1, 0);
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 100 && !s.nv; i++)
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	/* 2 s of 43 ms rounds: the 47th slow one */
+	CHECK(i >= 45 && i <= 49);
+	v = s.nv ? &s.v[0] : NULL;
+	if (v) {
+		CHECK_STR(sim_culprits(v), "2");
+		/* each round ~30 ms over the ~13 ms baseline */
+		CHECK(sim_val(v, "lost_s") && sim_val(v, "lost_s")->f > 1.2 &&
+		      sim_val(v, "lost_s")->f < 1.6);
+		CHECK(strstr(v->text, "s lost so far") != NULL);
+	}
+	sim_fini(&s);
+}
+
 /* two slow iterations: the jitter filter gives nothing */
 static void test_transient(void)
 {
@@ -420,6 +459,7 @@ int main(void)
 	test_s2_step_sample();
 	test_s2_no_steps();
 	test_transient();
+	test_min_duration();
 	test_jitter_nofp();
 	return check_finish("test_an_slow");
 }

@@ -36,6 +36,20 @@ static void fill(struct job *j, double t_ns, double jit)
 	}
 }
 
+/*
+ * A detector with CCL-D's plain repeat rule: these tests feed rounds 10 ms
+ * apart and count iterations; the minimum wall time of a slowdown
+ * (sl_config.min_ns) has its own test.
+ */
+static struct sl_det *det_new(uint32_t n)
+{
+	struct sl_config c;
+
+	sl_config_default(&c);
+	c.min_ns = 0;
+	return sl_det_new(&c, n);
+}
+
 /* the round ends dt_ns after the previous one */
 static int feed(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns)
 {
@@ -64,7 +78,7 @@ static int feed_sig(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_n
  */
 static void test_baseline_hiccup(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 8);
+	struct sl_det *d = det_new(8);
 	const struct sl_base *b = sl_det_base(d);
 	struct job j;
 	int i, ev = 0, onset = -1;
@@ -106,7 +120,7 @@ static void test_baseline_two_sizes(void)
 	int i, k, ev, slow = 0;
 
 	for (k = 0; k < 2; k++) {
-		d = sl_det_new(NULL, 8);
+		d = det_new(8);
 		b = sl_det_base(d);
 		job_init(&j, 8, 4);
 		for (i = 0; i < 300; i++) {
@@ -123,7 +137,7 @@ static void test_baseline_two_sizes(void)
 	}
 
 	/* a 51 ms round whose signature has no other round: kept */
-	d = sl_det_new(NULL, 8);
+	d = det_new(8);
 	b = sl_det_base(d);
 	job_init(&j, 8, 5);
 	for (i = 0; i < 100; i++) {
@@ -135,10 +149,44 @@ static void test_baseline_two_sizes(void)
 	sl_det_free(d);
 }
 
+/*
+ * A step of two ops, one twice the other (two all-reduces of different
+ * sizes): their maxima have two levels.  Judged against one Tbase (1.5 T)
+ * and the spread of both levels as noise (CV 0.33, thr 2), the small op
+ * 2.5x slower would never be slow (R 0.67); against its own Tbase and
+ * spread it is (R 1.5 > 0.5), within 3 iterations, and the large op alone
+ * is never slow.
+ */
+static void test_baseline_per_signature(void)
+{
+	struct sl_det *d = det_new(4);
+	const struct sl_result *res = sl_det_result(d);
+	struct job j;
+	int i, ev, onset = -1, slow = 0;
+
+	job_init(&j, 4, 21);
+	for (i = 0; i < 300; i++) {
+		bool small = i % 2 == 0;
+		double t = small ? (i >= 200 ? 2.5 * T : T) : 2 * T;
+
+		fill(&j, t, 0.05);
+		ev = feed_sig(d, &j, i / 2, 10 * MS, small ? 0x5a : 0x1a);
+		if (i < 200)
+			slow += !!(ev & SL_EV_SLOW_ROUND);
+		if ((ev & SL_EV_ONSET) && onset < 0)
+			onset = i / 2;
+	}
+	CHECK_INT(slow, 0);
+	CHECK(onset >= 100 && onset <= 102);
+	CHECK(NEAR(res->tbase_ns, T, 0.05 * T));
+	CHECK(res->r > 1.2);
+	sl_det_free(d);
+}
+
 /* eq. 1: m = 100 rounds, or the rounds of the first 120 s */
 static void test_baseline(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 8);
+	struct sl_det *d = det_new(8);
 	const struct sl_base *b = sl_det_base(d);
 	struct job j;
 	int i, ev;
@@ -159,7 +207,7 @@ static void test_baseline(void)
 	sl_det_free(d);
 
 	/* a round every 2 s: 60 rounds end within 120 s of the first */
-	d = sl_det_new(NULL, 8);
+	d = det_new(8);
 	b = sl_det_base(d);
 	job_init(&j, 8, 1);
 	fill(&j, T, 0);
@@ -203,7 +251,7 @@ static void test_jitter(void)
 /* rank 13 computes 2 ms more in iterations 50-59 (4 rounds each): S1 */
 static void test_s1_compute(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 64);
+	struct sl_det *d = det_new(64);
 	const struct sl_result *r = sl_det_result(d);
 	struct job j;
 	uint64_t onset_t = 0, clean_t = 0;
@@ -270,7 +318,7 @@ static void test_s1_compute(void)
 /* 2 slow iterations: nothing; one slow round per iteration is enough */
 static void test_repeat(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 16);
+	struct sl_det *d = det_new(16);
 	const struct sl_result *r = sl_det_result(d);
 	struct job j;
 	int i, ev, onsets = 0, onset_at = -1;
@@ -304,7 +352,7 @@ static void test_repeat(void)
 /* rank 5's link is slow: every rank takes 3 ms, rank 5's rate is lowest */
 static void test_s2_comm(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 32);
+	struct sl_det *d = det_new(32);
 	const struct sl_result *r = sl_det_result(d);
 	struct job j;
 	int i, ev, onset = 0;
@@ -342,7 +390,7 @@ static void test_s2_comm(void)
 /* P = (3 - 2) / (3 - 1) = 0.5: S3, both culprits */
 static void test_s3_mixed(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 16);
+	struct sl_det *d = det_new(16);
 	const struct sl_result *r = sl_det_result(d);
 	struct job j;
 	int i, k;
@@ -381,6 +429,7 @@ static void test_slow_at_start(void)
 	int i, ev, onset_at = -1, recov_at = -1;
 
 	sl_config_default(&c);
+	c.min_ns = 0;
 	c.tbase_init_ns = T;
 	d = sl_det_new(&c, 8);
 	r = sl_det_result(d);
@@ -435,6 +484,7 @@ static void test_window(void)
 	int i, ev, nwin = 0;
 
 	sl_config_default(&c);
+	c.min_ns = 0;
 	c.base_rounds = 10;
 	d = sl_det_new(&c, 4);
 	w = sl_det_window(d);
@@ -484,7 +534,7 @@ static void test_window(void)
 /* unknown ranks are skipped; an all-unknown round is ignored */
 static void test_nan(void)
 {
-	struct sl_det *d = sl_det_new(NULL, 4);
+	struct sl_det *d = det_new(4);
 	const struct sl_result *r = sl_det_result(d);
 	struct job j;
 	int i, k;
@@ -513,7 +563,7 @@ static void test_nan(void)
 	sl_det_free(d);
 
 	/* no rates at all: an S2 incident has no culprit */
-	d = sl_det_new(NULL, 4);
+	d = det_new(4);
 	r = sl_det_result(d);
 	for (i = 0; i < 105; i++) {
 		struct sl_round rd = { -1, (uint64_t)(i + 1) * MS, j.dur, NULL, 0 };
@@ -530,6 +580,48 @@ static void test_nan(void)
 	sl_det_free(d);
 }
 
+/*
+ * A slowdown must cost something: 3 slow iterations AND 1 s (the
+ * defaults).  Rounds 10 ms apart, 3x slow: 1 s is 100 rounds, so a
+ * 50-round slow spell gives nothing and a lasting one gives the verdict at
+ * 1 s, its time lost the rounds' excess over the baseline.
+ */
+static void test_min_duration(void)
+{
+	struct sl_det *d = sl_det_new(NULL, 4);
+	const struct sl_result *r = sl_det_result(d);
+	struct job j;
+	int i, onset = -1, ev;
+
+	job_init(&j, 4, 11);
+	for (i = 0; i < 100; i++) {
+		fill(&j, T, 0.05);
+		feed(d, &j, i, 10 * MS);
+	}
+	for (i = 100; i < 150; i++) {		/* 0.5 s of 3x: a spell */
+		fill(&j, 3 * T, 0.05);
+		CHECK(!(feed(d, &j, i, 10 * MS) & SL_EV_ONSET));
+	}
+	for (i = 150; i < 300; i++) {
+		fill(&j, T, 0.05);
+		feed(d, &j, i, 10 * MS);
+	}
+	CHECK(!r->active);
+	for (i = 300; i < 600 && onset < 0; i++) {	/* lasting */
+		fill(&j, 3 * T, 0.05);
+		ev = feed(d, &j, i, 10 * MS);
+		if (ev & SL_EV_ONSET)
+			onset = i;
+	}
+	/* the first slow round ends at 300, 1 s later is round 400 */
+	CHECK_INT(onset, 400);
+	CHECK(r->active);
+	CHECK_INT(r->slow_iters, 101);
+	/* each round about 2 ms over the 1 ms baseline: ~0.2 s lost */
+	CHECK(r->lost_ns > 0.18e9 && r->lost_ns < 0.22e9);
+	sl_det_free(d);
+}
+
 static void test_config(void)
 {
 	struct sl_config c;
@@ -538,6 +630,7 @@ static void test_config(void)
 	CHECK(c.base_rounds == 100 && c.base_ns == 120000 * MS && c.window_ns == 60000 * MS);
 	CHECK(c.r_floor == 0.5 && c.k_cv == 6 && c.repeat == 3);
 	CHECK(c.alpha == 0.4 && c.beta == 0.6 && c.tbase_init_ns == 0);
+	CHECK(c.min_ns == 1000 * MS);
 	CHECK(sl_det_new(NULL, 0) == NULL);
 	c.alpha = 0.7;
 	CHECK(sl_det_new(&c, 4) == NULL);
@@ -551,6 +644,7 @@ int main(void)
 {
 	test_baseline_hiccup();
 	test_baseline_two_sizes();
+	test_baseline_per_signature();
 	test_baseline();
 	test_jitter();
 	test_s1_compute();
@@ -560,6 +654,7 @@ int main(void)
 	test_slow_at_start();
 	test_window();
 	test_nan();
+	test_min_duration();
 	test_config();
 	return check_finish("test_slow_detect");
 }

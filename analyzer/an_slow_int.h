@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Slow diagnosis inside the analyzer: the per-comm state shared by the
+ * CCL-D glue (an_slow.c) and the detectors that need no history
+ * (an_slow_nohist.c).
+ */
+#ifndef CCLD_AN_SLOW_INT_H
+#define CCLD_AN_SLOW_INT_H
+
+#include "an_int.h"
+#include "slow.h"
+
+/* one round being gathered: per-rank durations until every rank reported */
+#define PEER_UNDECIDED	8	/* such rounds kept, the newest */
+
+struct slow_round {
+	int64_t seq;		/* -1: free */
+	uint32_t n;		/* durations known */
+	uint32_t host;		/* the host of t_end */
+	uint64_t t_end;		/* latest completion */
+	uint64_t sig;		/* op signature, for the iteration period */
+	int fn;
+	uint32_t nexact;	/* ranks whose start is known: the GPU reached the
+				 * op then (step hooks), or was idle at the call */
+	uint32_t narr;		/* ranks whose start is the GPU's (step hooks) */
+	uint32_t nundec;	/* ranks whose process is not judged yet (too few
+				 * calls to tell whether it waits for its GPU) */
+	double *dur;		/* [nranks] ns, NaN unknown */
+	double *dur_bound;	/* [nranks] ns, from the start known without
+				 * step hooks' arrivals (a bound where the CPU
+				 * runs ahead) */
+	double *rate;		/* [nranks] send bytes/s (tier C), NaN unknown */
+	/*
+	 * [nranks] where the GPU's arrival is known (step hooks): how long
+	 * after its earlier op of another comm (HOLD, 0 none) was done, NaN
+	 */
+	double *after_hold;
+	uint64_t *hold;
+	bool any_rate;
+};
+
+/* recent judged rounds per op signature, for the comparable-group check */
+#define GROUP_SIGS	4
+#define GROUP_HIST	5	/* at the onset 3 of them are slow: the median too */
+struct sig_hist {
+	uint64_t sig;
+	double tmax[GROUP_HIST];	/* ns */
+	uint32_t n;			/* filled, <= GROUP_HIST */
+	uint32_t pos;
+};
+
+struct an_slow {
+	struct sl_det *det;
+	struct sl_iter *iter;
+	struct sl_bocd *bocd;	/* change points of the iteration time */
+	struct sl_cp cp;	/* the latest one */
+	bool have_cp;
+	uint64_t niter;		/* iteration times seen */
+	int64_t next;		/* the next round for the detector, -1 none yet */
+	bool active;		/* an incident is open */
+	int32_t root_cul;	/* its culprit rank */
+	enum an_class cls;	/* its class */
+	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
+				 * last (its latest round started after it), 0 */
+	/* iterations while step hooks were on: not judged, not counted */
+	int64_t iter_skip;	/* iterations removed so far */
+	int64_t last_iter;	/* sl_iter index of the last judged round, -1 */
+	bool skipped;		/* rounds were skipped since it */
+	/*
+	 * Step sample (S2/S3): the onset's verdict waits until every rank's
+	 * send steps were timed for SAMPLE_NS with step hooks on.
+	 */
+	struct slow_round pend;	/* the round that opened the incident */
+	int64_t pend_iter;
+	int pend_ev;
+	uint32_t samp_host;
+	uint64_t samp_t0;
+	double *net0;		/* [3 * nranks] ns, bytes, steps at the start */
+	double *wait;		/* [nranks] in the latest complete round: how long
+				 * the rank waited for the last arriver, NaN */
+	double *srate;		/* [nranks] bytes/s over the sample, NaN */
+	double *slat;		/* [nranks] ns per send step over the sample */
+	bool have_srate;
+	struct sig_hist gh[GROUP_SIGS];
+	uint32_t gh_next;	/* the slot a new signature replaces */
+	/* sampled arrivals: rounds whose every start the step hooks showed */
+	uint32_t samp_rounds;	/* rounds completed while sampled */
+	uint32_t arr_rounds;
+	uint32_t *arr_last;	/* [nranks] rounds in which the rank arrived last */
+	double *arr_gap;	/* [nranks] ... the others' wait for it, summed */
+	uint32_t *arr_held;	/* [nranks] ... its GPU coming straight from an op of
+				 * another comm that ended late (a cascade of it) */
+	uint64_t *arr_holder;	/* [nranks] ... that comm, the latest */
+	uint64_t samp_next;	/* no sample of this comm before (host clock) */
+	/* no history needed (an_slow_nohist.c, slow_peer.c) */
+	struct sl_peer *peer;	/* rounds with known starts: who arrives last */
+	/*
+	 * Rounds before every process was judged (the first calls after the
+	 * attach), given to the peer comparison once they are, if each waits
+	 * for its GPU: the start rule is the process's, not the round's.
+	 */
+	double *undec_dur[PEER_UNDECIDED];
+	uint64_t undec_t[PEER_UNDECIDED];
+	int64_t undec_iter[PEER_UNDECIDED];
+	uint32_t nundec;
+	struct sl_rise *rise;	/* the network part of every round */
+	uint64_t exact_bits;	/* newest judged rounds with known starts, bit 0 newest */
+	uint64_t njudged;	/* judged rounds */
+	uint64_t sig0;		/* the comm's first op signature ... */
+	int64_t sig0_iters;	/* ... and its rounds: iterations for these two */
+	bool peer_active;	/* an S1 incident opened by peer comparison */
+	uint32_t peer_clean;	/* rounds with known starts since it was named */
+	struct sl_peer_result pres;	/* its latest naming */
+	bool rise_wait;		/* a rise lasted: a sample is due */
+	bool rise_said;		/* ... and a verdict was given */
+	bool rise_cascade;
+	int32_t rise_rank;
+	struct sl_rise_result rres;
+	bool ccld_unsaid;	/* a CCL-D onset waited for arrivals and got none */
+	bool ccld_quiet;	/* a CCL-D incident while another detector's was open */
+	bool blind;		/* its S1 verdict: starts unknown, no step records */
+	int32_t arr_rank;	/* the culprit of the sample, -1 none ... */
+	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
+	uint64_t arr_held_by;	/* ... late because its op in this comm ended late, 0 */
+	struct slow_round r[AN_HIST];
+};
+
+#define SAMPLE_NS	500000000ull	/* step hooks on at least this long */
+#define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
+#define SAMPLE_STEPS	8		/* send steps timed per rank */
+#define SAMPLE_COOLDOWN_NS	30000000000ull	/* after a sample that explained nothing */
+/*
+ * Step hooks fire for every comm of a hooked process: a comm with more
+ * processes than this on one host is not sampled (8 on one machine flood
+ * the ring buffer; real jobs have a few ranks of a comm per node, more only
+ * in intra-node comms, which have no proxy steps to sample).
+ */
+#define SAMPLE_MAX_LOCAL	4
+
+/*
+ * A call this long after its process's earlier ops were done found its GPU
+ * idle: the CPU worked meanwhile (a CPU computing, or waiting for its GPU's
+ * compute) rather than queueing GPU work ccld does not see.
+ */
+#define IDLE_MIN_NS	1000000ull
+#define PROC_CALLS_MIN	8	/* judged calls of a process before it is known */
+
+/* what a step sample was started for (an_slow.pend_ev beyond SL_EV_*) */
+#define PEND_RISE	0x1000	/* the network part rose: class and culprit from it */
+#define PEND_ARRIVE	0x2000	/* CCL-D's S1 where starts are unknown: who arrives last */
+
+/* an_slow.c */
+void slow_det_relearn(struct an *an, struct an_comm *c);
+void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+		      int32_t rank);
+const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank);
+bool slow_net_outlier(double lat, double others);
+void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
+		     double *z, double *lat, double *lat_med);
+bool slow_can_sample(const struct an *an, const struct an_comm *c, uint64_t now);
+void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       int64_t iter, int ev);
+
+/* an_slow_nohist.c */
+bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks);
+void slow_nohist_free(struct an_slow *s);
+/* a round of C while step hooks sample it: who arrived last */
+void slow_sampled_round(struct an_comm *c, const struct slow_round *rd);
+/*
+ * The rounds of C's step sample whose starts were all seen: the last
+ * arriver (-1: none in ARR_SHARE of them), its share and mean lead; *held
+ * (may be NULL) the comm whose late op it came straight from in most of
+ * them, 0 if its own lateness.
+ */
+int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
+			     uint64_t *held);
+/* a judged round: the peer comparison and the network part */
+void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       bool learned);
+enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
+				 double *a, double *b, uint64_t *held);
+/* a sample started for PEND_RISE ended: the verdict, or none */
+void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */
+bool slow_runahead(const struct an_slow *s);
+
+#endif

@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Slow diagnosis that needs no healthy history (issue 13), next to CCL-D's
+ * detector (an_slow.c), on the same judged rounds:
+ *
+ *  - peer comparison: over rounds whose every start is known, one rank
+ *    arriving last nearly every round, the others waiting for it a real
+ *    share of the time: a persistent straggler (S1), even in a job that was
+ *    already slow when ccld attached.  Opens incidents until CCL-D has its
+ *    baseline; a baseline learned while a straggler was named is learned
+ *    again once it recovered.
+ *  - the network part of rounds (the shortest duration: last arrival to
+ *    completion) against its own level: a rise that lasts and costs is
+ *    sampled with step hooks, which say whose sends are slow in the network
+ *    (S2) or whose GPU reaches the ops last (S1, where the CPU queues its
+ *    calls ahead of its GPU and the call says nothing of the arrival).
+ *
+ * And the step sample's arrivals: per sampled round whose every start the
+ * step hooks showed, who arrived last.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_slow_int.h"
+
+#define RISE_MIN_NS	1000000000ull	/* a rise lasts this long at least */
+#define RUNAHEAD_ROUNDS	16	/* judged rounds before the pattern is known */
+#define ARR_MIN_ROUNDS	4	/* sampled rounds with every start seen */
+#define ARR_SHARE	0.75	/* last in this share of them */
+/* rounds with every start known, the straggler not named: it recovered */
+#define PEER_RECOVER	5
+
+bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
+{
+	struct sl_peer_config pc;
+	struct sl_rise_config rc;
+	int i;
+
+	sl_peer_default(&pc);
+	pc.min_iters = an->cfg.slow_min_iters;
+	pc.min_ns = (uint64_t)(an->cfg.slow_min_s * 1e9);
+	sl_rise_default(&rc);
+	rc.min_iters = an->cfg.slow_min_iters;
+	/* its verdict needs a step sample, which perturbs: never for less */
+	rc.min_ns = pc.min_ns > RISE_MIN_NS ? pc.min_ns : RISE_MIN_NS;
+	s->peer = sl_peer_new(&pc, (uint32_t)nranks);
+	s->rise = sl_rise_new(&rc);
+	s->arr_last = calloc((size_t)nranks, sizeof(*s->arr_last));
+	s->arr_gap = calloc((size_t)nranks, sizeof(*s->arr_gap));
+	s->arr_held = calloc((size_t)nranks, sizeof(*s->arr_held));
+	s->arr_holder = calloc((size_t)nranks, sizeof(*s->arr_holder));
+	s->arr_rank = s->rise_rank = -1;
+	for (i = 0; i < PEER_UNDECIDED; i++)
+		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
+			return false;
+	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder;
+}
+
+void slow_nohist_free(struct an_slow *s)
+{
+	int i;
+
+	sl_peer_free(s->peer);
+	for (i = 0; i < PEER_UNDECIDED; i++)
+		free(s->undec_dur[i]);
+	sl_rise_free(s->rise);
+	free(s->arr_last);
+	free(s->arr_gap);
+	free(s->arr_held);
+	free(s->arr_holder);
+}
+
+/*
+ * Fewer than a quarter of the newest judged rounds had every start known:
+ * the CPUs queue their calls ahead of their GPUs (PyTorch), and a round's
+ * shortest duration is no sign of who arrived last.
+ */
+bool slow_runahead(const struct an_slow *s)
+{
+	uint64_t n = s->njudged < 64 ? s->njudged : 64;
+	uint64_t mask = n == 64 ? ~0ull : (1ull << n) - 1;
+
+	if (n < RUNAHEAD_ROUNDS)
+		return false;
+	return (uint64_t)__builtin_popcountll(s->exact_bits & mask) * 4 < n;
+}
+
+/* the rank with the shortest duration, and the gap to the next shortest */
+static int32_t last_arriver(const struct an_comm *c, const struct slow_round *rd,
+			    double *gap)
+{
+	double lo = INFINITY, lo2 = INFINITY;
+	int32_t k, last = -1;
+
+	for (k = 0; k < c->nranks; k++) {
+		if (rd->dur[k] < lo) {
+			lo2 = lo;
+			lo = rd->dur[k];
+			last = k;
+		} else if (rd->dur[k] < lo2) {
+			lo2 = rd->dur[k];
+		}
+	}
+	*gap = lo2 - lo;
+	return isfinite(*gap) ? last : -1;
+}
+
+void slow_sampled_round(struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+	int32_t last;
+	double gap;
+
+	s->samp_rounds++;
+	if (rd->narr < (uint32_t)c->nranks || (last = last_arriver(c, rd, &gap)) < 0)
+		return;
+	s->arr_rounds++;
+	s->arr_last[last]++;
+	s->arr_gap[last] += gap;
+	/*
+	 * Its GPU came straight from an op of another comm (less than half
+	 * its lead after that op ended): that op made it late, not its own
+	 * work.
+	 */
+	if (rd->hold[last] && rd->after_hold[last] < gap / 2) {
+		s->arr_held[last]++;
+		s->arr_holder[last] = rd->hold[last];
+	}
+}
+
+int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
+			     uint64_t *held)
+{
+	const struct an_slow *s = c->slow;
+	int32_t k, best = -1;
+
+	*share = 0;
+	*gap_ns = NAN;
+	if (held)
+		*held = 0;
+	if (s->arr_rounds < ARR_MIN_ROUNDS)
+		return -1;
+	for (k = 0; k < c->nranks; k++)
+		if (best < 0 || s->arr_last[k] > s->arr_last[best])
+			best = k;
+	*share = (double)s->arr_last[best] / s->arr_rounds;
+	*gap_ns = s->arr_last[best] ? s->arr_gap[best] / s->arr_last[best] : NAN;
+	if (held && 2 * s->arr_held[best] > s->arr_last[best])
+		*held = s->arr_holder[best];
+	return *share >= ARR_SHARE ? best : -1;
+}
+
+/*
+ * What C's step sample explains of a slowdown that added EXTRA_NS to its
+ * rounds: a rank whose send steps spend twice the others' time in the
+ * network, where that accounts for a quarter of the extra at least (S2:
+ * *a, *b its and the others' ms per step); else a rank whose GPU reaches
+ * the ops last (S1: *a its share of the rounds, *b its mean lead); else 0.
+ */
+enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
+				 double *a, double *b, uint64_t *held)
+{
+	const struct an_slow *s = c->slow;
+	double rate, med, z, lat = NAN, lat_med = NAN, steps = 0;
+	int32_t k;
+
+	*rank = -1;
+	if (s->have_srate)
+		slow_sampled_s2(c, rank, &rate, &med, &z, &lat, &lat_med);
+	if (*rank >= 0 && s->samp_rounds) {
+		k = *rank;
+		steps = ((double)c->r[k].net_steps - s->net0[3 * k + 2]) / s->samp_rounds;
+	}
+	if (*rank >= 0 && slow_net_outlier(lat, lat_med) &&
+	    (!(extra_ns > 0) || (lat - lat_med) * steps >= 0.25 * extra_ns)) {
+		*a = lat;
+		*b = lat_med;
+		return AN_S2;
+	}
+	/*
+	 * ... where the rounds' starts are unknown (else the rounds said who
+	 * arrives last already), and whose lead accounts for a quarter of the
+	 * extra at least
+	 */
+	if (!slow_runahead(s))
+		return 0;
+	*rank = slow_arrival_culprit(c, a, b, held);
+	if (*rank >= 0 && extra_ns > 0 && !(*b >= 0.25 * extra_ns))
+		*rank = -1;
+	return *rank >= 0 ? AN_S1 : 0;
+}
+
+/* the verdict's common part: comm, round, culprit, cascade of an open incident */
+/*
+ * The verdict's frame; *ROOT: the comm whose open incident names the same
+ * process (a cascade of it), else NULL.  HELD (0 none): the comm whose op
+ * held RANK's GPU when it reached this op last: a cascade of that comm too.
+ */
+static struct an_verdict *nohist_verdict(struct an *an, struct an_comm *c,
+					 const struct slow_round *rd, uint64_t now,
+					 enum an_class cls, int32_t rank, bool recovered,
+					 uint64_t held, const struct an_comm **root)
+{
+	struct an_verdict *v = &an->tmp;
+
+	memset(v, 0, sizeof(*v));
+	v->kind = recovered ? AN_V_RECOVERED : AN_V_NEW;
+	v->cls = cls;
+	v->comm = c->hash;
+	v->seq = rd->seq;
+	v->fn = rd->fn;
+	v->clock_host = rd->host;
+	v->detected_ns = now;
+	v->role = AN_ROOT;
+	slow_add_culprit(an, c, v, rank);
+	*root = recovered ? NULL : slow_root_of(an, c, rank);
+	if (recovered)
+		held = 0;
+	if (*root) {
+		v->role = AN_CASCADE;
+		v->blocked_comm = (*root)->hash;
+		v->blocked_seq = (*root)->slow_seq;
+	} else if (held) {
+		const struct an_comm *h = an_comm_get(an, held, 0, false);
+
+		v->role = AN_CASCADE;
+		v->blocked_comm = held;
+		v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
+				 (h ? h->r[0].entered : -1);
+	}
+	if (!recovered) {
+		c->slow->cls = cls;
+		c->slow->active = true;
+		c->slow->root_cul = rank;
+		c->slow_cascade = *root != NULL || held;
+		if (!c->slow_cascade)
+			c->slow_seq = rd->seq;
+	} else {
+		c->slow->active = false;
+		c->slow_cascade = false;
+	}
+	return v;
+}
+
+static void send_verdict(struct an *an, struct an_verdict *v)
+{
+	if (v->kind == AN_V_RECOVERED) {
+		an->stats.recoveries++;
+	} else {
+		an_hw_note(an, v);
+		an->stats.verdicts++;
+	}
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
+
+/* ---- peer comparison ---------------------------------------------------- */
+
+/* a process of comm O is one of C's ranks: that rank, else -1 */
+static int32_t member_of(const struct an *an, const struct an_comm *c,
+			 const struct an_comm *o, int32_t orank)
+{
+	const struct an_proc *p = an_proc_of(an, &o->r[orank]);
+	int32_t k;
+
+	for (k = 0; p && k < c->nranks; k++)
+		if (an_proc_of(an, &c->r[k]) == p)
+			return k;
+	return -1;
+}
+
+/*
+ * The comm whose op held RANK's GPU when it reached this op (its earlier op
+ * there ended after the call), where the rank waited in that op for about
+ * as long as the others wait for it here (half of GAP at least), or where
+ * its wait there is unknown: it is late because that op ended late, a
+ * cascade.  0: not held, or it did not wait there (it was that op's last
+ * arriver too: the straggler itself).
+ */
+static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
+			     const struct slow_round *rd, int32_t rank, double gap)
+{
+	uint64_t held = !isnan(rd->after_hold[rank]) ? rd->hold[rank] : c->slow->holder[rank];
+	const struct an_comm *h;
+	int32_t hk;
+
+	if (!held)
+		return 0;
+	h = an_comm_get(an, held, 0, false);
+	hk = h && h->slow ? member_of(an, h, c, rank) : -1;
+	/* no round of it known (p2p ops): held, as far as is known */
+	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ? held : 0;
+}
+
+
+static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		      bool recovered)
+{
+	const struct sl_peer_result *p = &c->slow->pres;
+	const struct an_comm *root;
+	uint64_t held = peer_held_by(an, c, rd, p->rank, p->gap_ns);
+	struct an_verdict *v = nohist_verdict(an, c, rd, rd->t_end, AN_S1, p->rank,
+					      recovered, held, &root);
+	double span = (double)(p->t_last - p->t_first) / 1e9;
+
+	v->onset_ns = p->t_first;
+	if (recovered) {
+		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back: rank %d"
+			 " no longer arrives last (%u rounds with every start known"
+			 " since it was)", c->hash, p->rank, c->slow->peer_clean);
+	} else {
+		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " has a straggler:"
+			 " rank %d arrives last in %u of its %u latest rounds whose"
+			 " every start is known (%u iterations, %.1f s), the others"
+			 " waiting %.1f ms for it each time (median) of %.1f ms between"
+			 " rounds; found by comparing the ranks, no healthy history"
+			 " needed: computation (S1); %.2f s lost in those rounds (%.1f ms"
+			 " per iteration)%s", c->hash, p->rank, p->last, p->rounds,
+			 p->iters, span, p->gap_ns / 1e6, p->interval_ns / 1e6,
+			 p->lost_ns / 1e9, p->lost_ns / 1e6 / (p->iters ? p->iters : 1),
+			 root ? "; a cascade: the same rank slows a comm already"
+			 " reported" : v->role == AN_CASCADE ? "; a cascade: it reaches"
+			 " these ops late because its earlier op in another comm ends"
+			 " late" : "");
+	}
+	an_verdict_val_s(v, "detector", "peer");
+	an_verdict_val_i(v, "s1_rank", p->rank);
+	an_verdict_val_i(v, "rounds", p->rounds);
+	an_verdict_val_i(v, "last_rounds", p->last);
+	an_verdict_val_i(v, "slow_iters", p->iters);
+	an_verdict_val_f(v, "gap_ms", p->gap_ns / 1e6);
+	an_verdict_val_f(v, "interval_ms", p->interval_ns / 1e6);
+	an_verdict_val_f(v, "lost_s", p->lost_ns / 1e9);
+	an_verdict_val_i(v, "nranks", c->nranks);
+	send_verdict(an, v);
+}
+
+/* the rounds kept until their processes were judged, now that they are */
+static void peer_undecided(struct an_comm *c)
+{
+	struct an_slow *s = c->slow;
+	struct sl_peer_result res;
+	uint32_t i;
+
+	for (i = 0; i < s->nundec; i++)
+		sl_peer_round(s->peer, s->undec_dur[i], s->undec_t[i], s->undec_iter[i], &res);
+	s->nundec = 0;
+}
+
+static void peer_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       bool learned)
+{
+	struct an_slow *s = c->slow;
+	struct sl_peer_result res;
+	bool named = sl_peer_round(s->peer, rd->dur, rd->t_end, s->sig0_iters, &res);
+
+	if (s->peer_active) {
+		if (named && res.rank == s->pres.rank) {
+			s->peer_clean = 0;
+			s->pres = res;
+			return;
+		}
+		if (++s->peer_clean < PEER_RECOVER)
+			return;
+		s->peer_active = false;
+		emit_peer(an, c, rd, true);
+		/* its baseline, if learned meanwhile, was the straggler's */
+		if (learned)
+			slow_det_relearn(an, c);
+		return;
+	}
+	/* CCL-D has its baseline, or an incident is open: they speak */
+	if (!named || learned || s->active || sl_det_result(s->det)->active)
+		return;
+	s->pres = res;
+	s->peer_active = true;
+	s->peer_clean = 0;
+	emit_peer(an, c, rd, false);
+}
+
+/* ---- the network part of rounds ---------------------------------------- */
+
+
+/* a smaller comm sharing a process with C whose network part rose too */
+static bool smaller_rise(const struct an *an, const struct an_comm *c)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+	int32_t k;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+
+		if (o == c || !o->slow || o->nranks >= c->nranks ||
+		    !(o->slow->rise_wait || (o->sampling && (o->slow->pend_ev & PEND_RISE))))
+			continue;
+		for (k = 0; k < o->nranks; k++)
+			if (member_of(an, c, o, k) >= 0)
+				return true;
+	}
+	return false;
+}
+
+/* an open root incident elsewhere whose culprit is one of C's ranks */
+static const struct an_comm *named_member(const struct an *an, const struct an_comm *c,
+					  int32_t *rank)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+
+		if (o == c || !o->slow || !o->slow->active || o->slow->root_cul < 0 ||
+		    o->slow_cascade)
+			continue;
+		if ((*rank = member_of(an, c, o, o->slow->root_cul)) >= 0)
+			return o;
+	}
+	return NULL;
+}
+
+static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		      uint64_t now, enum an_class cls, int32_t rank, double a, double b,
+		      const struct an_comm *named)
+{
+	struct an_slow *s = c->slow;
+	const struct sl_rise_result *r = &s->rres;
+	const struct an_comm *root;
+	struct an_verdict *v = nohist_verdict(an, c, rd, now, cls, rank, false, 0, &root);
+	size_t len;
+
+	v->onset_ns = r->t_onset;
+	len = (size_t)snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is slower:"
+		" the network part of its rounds (last arrival to completion) rose from"
+		" %.2f ms to %.2f ms (%.1fx) and stayed there for %u iterations, %.1f s",
+		c->hash, r->base_ns / 1e6, r->level_ns / 1e6, r->level_ns / r->base_ns,
+		r->iters, (double)(now - r->t_onset) / 1e9);
+	if (named && len < sizeof(v->text))
+		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+			"; its rank %d is the culprit already named in comm %016" PRIx64
+			" (%s): a cascade", rank, named->hash, an_class_name(cls));
+	else if (cls == AN_S2 && len < sizeof(v->text))
+		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+			"; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
+			" each in the network, the others' median %.2f ms: a network"
+			" straggler (communication, S2)", SAMPLE_NS / 1e9, rank, a / 1e6,
+			b / 1e6);
+	else if (len < sizeof(v->text))
+		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
+			"; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
+			" %.0f%% of %u rounds, %.1f ms after the others (mean), and no"
+			" rank's sends are slow in the network: computation (S1; its CPU"
+			" queues its calls ahead of its GPU, so the call is not its"
+			" arrival)", SAMPLE_NS / 1e9, rank, 100 * a, s->arr_rounds, b / 1e6);
+	if (len < sizeof(v->text))
+		snprintf(v->text + len, sizeof(v->text) - len, "; %.2f s lost so far"
+			 " (%.1f ms per iteration)%s", r->lost_ns / 1e9,
+			 r->lost_ns / 1e6 / (r->iters ? r->iters : 1),
+			 root && !named ? "; a cascade: the same rank slows a comm"
+			 " already reported" : "");
+	if (named) {
+		v->role = AN_CASCADE;
+		v->blocked_comm = named->hash;
+		v->blocked_seq = named->slow_seq;
+		c->slow_cascade = true;
+	} else if (cls == AN_S1 && s->arr_held_by && !root) {
+		/* its GPU came late from an op of another comm that ended late */
+		const struct an_comm *h = an_comm_get(an, s->arr_held_by, 0, false);
+
+		v->role = AN_CASCADE;
+		v->blocked_comm = s->arr_held_by;
+		v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
+				 (h ? h->r[0].entered : -1);
+		c->slow_cascade = true;
+		len = strlen(v->text);
+		if (len < sizeof(v->text))
+			snprintf(v->text + len, sizeof(v->text) - len, "; a cascade: its GPU"
+				 " came straight from its op in comm %016" PRIx64 ", which"
+				 " ended late", s->arr_held_by);
+	}
+	an_verdict_val_s(v, "detector", "network part");
+	an_verdict_val_f(v, "net_part_ms_before", r->base_ns / 1e6);
+	an_verdict_val_f(v, "net_part_ms_after", r->level_ns / 1e6);
+	an_verdict_val_i(v, "slow_iters", r->iters);
+	an_verdict_val_f(v, "lost_s", r->lost_ns / 1e9);
+	an_verdict_val_i(v, "nranks", c->nranks);
+	if (cls == AN_S2 && !named) {
+		an_verdict_val_i(v, "s2_rank", rank);
+		an_verdict_val_f(v, "s2_step_ms", a / 1e6);
+		an_verdict_val_f(v, "s2_step_median_ms", b / 1e6);
+	} else if (!named) {
+		an_verdict_val_i(v, "s1_rank", rank);
+		an_verdict_val_f(v, "arrive_last_share", a);
+		an_verdict_val_f(v, "arrive_gap_ms", b / 1e6);
+	}
+	if (cls == AN_S2)
+		an_net_note(an, c, v);
+	s->rise_wait = false;
+	s->rise_said = true;
+	s->rise_rank = rank;
+	send_verdict(an, v);
+}
+
+static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+	const struct an_comm *root;
+	struct an_verdict *v = nohist_verdict(an, c, rd, rd->t_end,
+					      s->cls, s->rise_rank,
+					      true, 0, &root);
+
+	v->onset_ns = s->rres.t_onset;
+	snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back: the network part"
+		 " of its rounds fell to %.2f ms (its level before: %.2f ms)", c->hash,
+		 s->rres.level_ns / 1e6, s->rres.base_ns / 1e6);
+	an_verdict_val_s(v, "detector", "network part");
+	an_verdict_val_f(v, "net_part_ms", s->rres.level_ns / 1e6);
+	s->rise_said = false;
+	send_verdict(an, v);
+}
+
+void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	enum an_class cls;
+	double a, b;
+	int32_t rank;
+
+	if (!s->rise_wait)
+		return;		/* it fell back while sampled */
+	cls = slow_sample_decide(c, s->rres.level_ns - s->rres.base_ns, &rank, &a, &b,
+				 &s->arr_held_by);
+	if (cls) {
+		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);
+	} else {
+		/* nothing explains it: tried again after the cooldown */
+		s->samp_next = now + SAMPLE_COOLDOWN_NS;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 ": network part %.2f ->"
+				" %.2f ms, the sample shows no slow link and no rank"
+				" arriving last (%u rounds): no verdict\n", c->hash,
+				s->rres.base_ns / 1e6, s->rres.level_ns / 1e6, s->arr_rounds);
+	}
+}
+
+static void rise_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+	double tmin = INFINITY;
+	const struct an_comm *o;
+	int32_t k, rank;
+	bool covered;
+	int ev;
+
+	for (k = 0; k < c->nranks; k++)
+		if (rd->dur[k] < tmin)
+			tmin = rd->dur[k];
+	ev = sl_rise_round(s->rise, tmin, rd->t_end, s->sig0_iters, &s->rres);
+	/* CCL-D's or the peer comparison's incident on this comm speaks for it */
+	covered = s->peer_active || (sl_det_result(s->det)->active && !s->ccld_unsaid);
+	if (covered && !s->rise_said)
+		s->rise_wait = false;
+	if ((ev & SL_RISE_ONSET) && !covered) {
+		s->rise_wait = true;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 ": network part %.2f ->"
+				" %.2f ms for %u iterations\n", c->hash, s->rres.base_ns / 1e6,
+				s->rres.level_ns / 1e6, s->rres.iters);
+	}
+	if (ev & SL_RISE_RECOVERY) {
+		s->rise_wait = false;
+		if (s->rise_said)
+			emit_rise_back(an, c, rd);
+	}
+	if (!s->rise_wait || c->sampling)
+		return;
+	if ((o = named_member(an, c, &rank)) != NULL) {
+		emit_rise(an, c, rd, rd->t_end, o->slow->cls, rank, NAN, NAN, o);
+		return;
+	}
+	/* a smaller comm of the same processes is sampled first: fewer hooks */
+	if (smaller_rise(an, c))
+		return;
+	if (slow_can_sample(an, c, rd->t_end))
+		slow_start_sample(an, c, rd, -1, PEND_RISE);
+}
+
+/*
+ * A CCL-D onset waits (no sample possible or none explained it): once a
+ * comm sharing one of its ranks names that rank, it is a cascade of it.
+ */
+static void unsaid_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+	const struct sl_result *res = sl_det_result(s->det);
+	const struct an_comm *o, *root;
+	struct an_verdict *v;
+	int32_t rank;
+
+	if (!s->ccld_unsaid || !res->active || c->sampling ||
+	    !(o = named_member(an, c, &rank)))
+		return;
+	s->ccld_unsaid = false;
+	v = nohist_verdict(an, c, rd, rd->t_end, o->slow->cls, rank, false, 0, &root);
+	v->onset_ns = res->onset_ns;
+	v->role = AN_CASCADE;
+	v->blocked_comm = o->hash;
+	v->blocked_seq = o->slow_seq;
+	c->slow_cascade = true;
+	snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is slower: round time"
+		 " %.1f ms against a baseline of %.1f ms (R = %.2f > %.2f) since"
+		 " iteration %" PRId64 "; its CPUs queue their calls ahead of their"
+		 " GPUs, so its rounds do not say who arrives last; its rank %d is the"
+		 " culprit already named in comm %016" PRIx64 " (%s): a cascade",
+		 c->hash, res->tmax_ns / 1e6, res->tbase_ns / 1e6, res->r, res->thr,
+		 res->onset_iter + s->iter_skip, rank, o->hash, an_class_name(o->slow->cls));
+	an_verdict_val_f(v, "tbase_ms", res->tbase_ns / 1e6);
+	an_verdict_val_f(v, "tmax_ms", res->tmax_ns / 1e6);
+	an_verdict_val_f(v, "r", res->r);
+	an_verdict_val_i(v, "onset_iter", res->onset_iter + s->iter_skip);
+	an_verdict_val_f(v, "lost_s", res->lost_ns / 1e9);
+	an_verdict_val_i(v, "slow_iters", res->slow_iters);
+	an_verdict_val_i(v, "nranks", c->nranks);
+	send_verdict(an, v);
+}
+
+void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       bool learned)
+{
+	struct an_slow *s = c->slow;
+	bool exact = rd->nexact == (uint32_t)c->nranks;
+	bool was = slow_runahead(s);
+
+	if (!s->njudged++)
+		s->sig0 = rd->sig;
+	if (rd->sig == s->sig0)
+		s->sig0_iters++;
+	s->exact_bits = s->exact_bits << 1 | exact;
+	if (an->debug && was != slow_runahead(s))
+		fprintf(stderr, "an: slow comm %016" PRIx64 ": %s\n", c->hash,
+			was ? "rounds' starts known (the CPU waits for its GPU)" :
+			"rounds' starts unknown (the CPU runs ahead of its GPU)");
+	unsaid_round(an, c, rd);
+	rise_round(an, c, rd);
+	if (exact) {
+		peer_undecided(c);
+		peer_round(an, c, rd, learned);
+	} else if (rd->nundec && rd->nexact + rd->nundec == (uint32_t)c->nranks) {
+		/* every start known once its process is judged: kept till then */
+		uint32_t i = s->nundec;
+
+		if (i == PEER_UNDECIDED) {	/* full: the oldest goes */
+			double *d = s->undec_dur[0];
+
+			i--;
+			memmove(s->undec_dur, s->undec_dur + 1, i * sizeof(*s->undec_dur));
+			memmove(s->undec_t, s->undec_t + 1, i * sizeof(*s->undec_t));
+			memmove(s->undec_iter, s->undec_iter + 1, i * sizeof(*s->undec_iter));
+			s->undec_dur[i] = d;
+		} else {
+			s->nundec++;
+		}
+		memcpy(s->undec_dur[i], rd->dur, (size_t)c->nranks * sizeof(double));
+		s->undec_t[i] = rd->t_end;
+		s->undec_iter[i] = s->sig0_iters;
+	} else {
+		s->nundec = 0;	/* a process runs ahead: they were bounds only */
+	}
+}
