@@ -154,6 +154,32 @@ void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_ve
 	v->ncul_total = v->ncul;
 }
 
+/*
+ * V is a cascade of ROOT (an open incident naming the same process) or, else,
+ * of comm HELD (0 none: its GPU was busy in that comm's op, which ended
+ * late): role and blocked_by set.  False: a root.
+ */
+bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *root,
+		     uint64_t held)
+{
+	const struct an_comm *h;
+
+	if (root) {
+		v->role = AN_CASCADE;
+		v->blocked_comm = root->hash;
+		v->blocked_seq = root->slow_seq;
+		return true;
+	}
+	if (!held)
+		return false;
+	h = an_comm_get(an, held, 0, false);
+	v->role = AN_CASCADE;
+	v->blocked_comm = held;
+	v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
+			 (h ? h->r[0].entered : -1);
+	return true;
+}
+
 /* a comm whose open incident names the same culprit process, else NULL */
 const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank)
 {
@@ -401,21 +427,8 @@ static void emit_slow(struct an *an, struct an_comm *c, const struct slow_round 
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
 		       arrived ? c->slow->arr_held_by : c->slow->holder[s1_rank];
 		c->slow_cascade = root != NULL || held;
-		if (root) {
-			v->role = AN_CASCADE;
-			v->blocked_comm = root->hash;
-			v->blocked_seq = root->slow_seq;
-		} else if (held) {
-			/* it arrived last because its GPU was busy in that comm */
-			const struct an_comm *h = an_comm_get(an, held, 0, false);
-
-			v->role = AN_CASCADE;
-			v->blocked_comm = held;
-			v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
-					 (h ? h->r[0].entered : -1);
-		} else {
+		if (!slow_cascade_of(an, v, root, held))
 			c->slow_seq = rd->seq;
-		}
 		len = (size_t)snprintf(v->text, sizeof(v->text),
 			"comm %016" PRIx64 " is slower: round time %.1f ms against a"
 			" baseline of %.1f ms (R = %.2f > %.2f) since iteration %" PRId64

@@ -153,6 +153,8 @@ struct an_slow {
 void slow_det_relearn(struct an *an, struct an_comm *c);
 void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_verdict *v,
 		      int32_t rank);
+bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *root,
+		     uint64_t held);
 const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank);
 bool slow_net_outlier(double lat, double others);
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,

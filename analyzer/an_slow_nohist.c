@@ -218,18 +218,7 @@ static struct an_verdict *nohist_verdict(struct an *an, struct an_comm *c,
 	*root = recovered ? NULL : slow_root_of(an, c, rank);
 	if (recovered)
 		held = 0;
-	if (*root) {
-		v->role = AN_CASCADE;
-		v->blocked_comm = (*root)->hash;
-		v->blocked_seq = (*root)->slow_seq;
-	} else if (held) {
-		const struct an_comm *h = an_comm_get(an, held, 0, false);
-
-		v->role = AN_CASCADE;
-		v->blocked_comm = held;
-		v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
-				 (h ? h->r[0].entered : -1);
-	}
+	slow_cascade_of(an, v, *root, held);
 	if (!recovered) {
 		c->slow->cls = cls;
 		c->slow->active = true;
