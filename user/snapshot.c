@@ -411,7 +411,7 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 {
 	const struct comm_rank *cr;
 	struct ccld_event ev;
-	uint64_t *todo = NULL;
+	uint64_t *pending = NULL;
 	uint32_t *pids = NULL;
 	size_t it, n = 0, cap = 0, i;
 
@@ -423,23 +423,23 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
-			todo = realloc(todo, cap * sizeof(*todo));
+			pending = realloc(pending, cap * sizeof(*pending));
 			pids = realloc(pids, cap * sizeof(*pids));
-			if (!todo || !pids)
+			if (!pending || !pids)
 				goto out;
 		}
-		todo[n] = cr->comm;
+		pending[n] = cr->comm;
 		pids[n++] = cr->pid;
 	}
 	for (i = 0; i < n; i++) {
 		struct traced_lib *lib = lib_of(s, (pid_t)pids[i]);
 
 		if (lib)
-			read_counts(s, lib, (pid_t)pids[i], todo[i], CCLD_COMM_SRC_CALLS, true,
+			read_counts(s, lib, (pid_t)pids[i], pending[i], CCLD_COMM_SRC_CALLS, true,
 				    now_ns, emit, ctx, &ev);
 	}
 out:
-	free(todo);
+	free(pending);
 	free(pids);
 }
 
