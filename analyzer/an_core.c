@@ -1,47 +1,40 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Analyzer inputs: hosts, processes, comm ranks and the per-rank state. */
-#include <errno.h>
+/*
+ * The analyzer's state and its lookups: configuration, hosts, processes
+ * (and their records: state, threads, labels, lost records), comms and
+ * their ranks, memory counted.  The records of calls and GPU completions:
+ * an_calls.c; of proxies and NCCL's memory: an_proxy.c.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "an_int.h"
-#include <linux/types.h>
-#include "ccld.h"
+#include "an_core_int.h"
 
 #define AN_MAX_NRANKS	(1 << 20)
 #define AN_MAX_HOSTS	(1 << 16)
 
-void an_config_default(struct an_config *c)
-{
-	c->stall_s = 30;
-	c->hang_s = 300;
-	c->suspect_frac = 0.5;
-	c->barrier_bytes = 4;
-	c->slow_window_s = 60;
-	c->slow_min_iters = 3;
-	c->slow_min_s = 1;
-}
-
 struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 {
 	struct an *an = calloc(1, sizeof(*an));
+	struct an_config d;
 
 	if (!an)
 		return NULL;
-	if (c)
-		an->cfg = *c;
-	else
-		an_config_default(&an->cfg);
-	if (an->cfg.stall_s <= 0)
-		an->cfg.stall_s = 30;
+	an_config_default(&d);
+	an->cfg = c ? *c : d;
+	/* a value out of range: its default (the parsers refuse them first) */
+	if (!(an->cfg.stall_s > 0))
+		an->cfg.stall_s = d.stall_s;
 	if (an->cfg.hang_s < an->cfg.stall_s)
 		an->cfg.hang_s = an->cfg.stall_s;
 	if (an->cfg.suspect_frac <= 0 || an->cfg.suspect_frac > 1)
-		an->cfg.suspect_frac = 0.5;
+		an->cfg.suspect_frac = d.suspect_frac;
 	if (!an->cfg.slow_min_iters)
-		an->cfg.slow_min_iters = 3;
+		an->cfg.slow_min_iters = d.slow_min_iters;
 	if (an->cfg.slow_min_s < 0)
-		an->cfg.slow_min_s = 1;
+		an->cfg.slow_min_s = d.slow_min_s;
+	if (!(an->cfg.forget_s > 0))
+		an->cfg.forget_s = 0;
 	if (sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
@@ -58,10 +51,27 @@ static void status_free(struct an_status *st)
 	free(st->wait);
 }
 
-static void rank_free(struct an_rank *r)
+/* frees comm C (not in an->comms any more), and counts its memory off */
+void an_comm_free(struct an *an, struct an_comm *c)
 {
-	free(r->p2p);
-	free(r->subs);
+	size_t n = sizeof(*c) + (size_t)c->nranks * sizeof(*c->r) +
+		   (size_t)c->nhost_last * sizeof(*c->host_last) +
+		   (size_t)(c->st.cap_cul + c->st.cap_wait) * sizeof(int32_t);
+	int32_t r;
+
+	for (r = 0; r < c->nranks; r++) {
+		n += (size_t)c->r[r].cap_p2p * sizeof(*c->r[r].p2p) +
+		     (size_t)c->r[r].cap_subs * sizeof(*c->r[r].subs);
+		free(c->r[r].p2p);
+		free(c->r[r].subs);
+	}
+	an->stats.mem_bytes -= n < an->stats.mem_bytes ? n : an->stats.mem_bytes;
+	free(c->r);
+	free(c->host_last);
+	free(c->last);
+	status_free(&c->st);
+	an_slow_free(c->slow);
+	free(c);
 }
 
 void an_free(struct an *an)
@@ -73,19 +83,8 @@ void an_free(struct an *an)
 
 	if (!an)
 		return;
-	for (it = 0; hmap_next(&an->comms, &it, &k, &v);) {
-		struct an_comm *c = v;
-		int32_t r;
-
-		for (r = 0; r < c->nranks; r++)
-			rank_free(&c->r[r]);
-		free(c->r);
-		free(c->host_last);
-		free(c->last);
-		status_free(&c->st);
-		an_slow_free(c->slow);
-		free(c);
-	}
+	for (it = 0; hmap_next(&an->comms, &it, &k, &v);)
+		an_comm_free(an, v);
 	hmap_free(&an->comms);
 	hmap_free(&an->procmap);
 	an_net_free(an);
@@ -93,6 +92,7 @@ void an_free(struct an *an)
 		free(an->hosts[i].name);
 	free(an->hosts);
 	free(an->procs);
+	free(an->free_procs);
 	free(an);
 }
 
@@ -147,27 +147,63 @@ const char *an_host_name(const struct an *an, uint32_t host)
 	return host < an->nhosts ? an->hosts[host].name : "?";
 }
 
-static uint32_t proc_get(struct an *an, uint32_t host, uint32_t pid, bool create)
+/* a new slot for process (HOST, PID), a forgotten one first: index + 1, 0 */
+static uint32_t proc_new(struct an *an, uint32_t host, uint32_t pid)
 {
-	struct hkey k = hkey3(host, pid, 0);
-	void *v = hmap_get(&an->procmap, k);
 	struct an_proc *p;
+	uint32_t i;
 
+	if (an->nfree) {
+		i = an->free_procs[an->nfree - 1];
+	} else {
+		p = an_grow(an, an->procs, &an->cap_procs, an->nprocs + 1, sizeof(*p));
+		if (!p)
+			return 0;
+		an->procs = p;
+		i = an->nprocs;
+	}
 	/* values are index + 2: hmap reserves NULL and 1 (HMAP_TOMB) */
-	if (v || !create)
-		return v ? (uint32_t)(uintptr_t)v - 1 : 0;
-	p = an_grow(an, an->procs, &an->cap_procs, an->nprocs + 1, sizeof(*p));
-	if (!p)
+	if (hmap_put(&an->procmap, hkey3(host, pid, 0), (void *)(uintptr_t)(i + 2)))
 		return 0;
-	an->procs = p;
-	p = &an->procs[an->nprocs];
+	if (i == an->nprocs)
+		an->nprocs++;
+	else
+		an->nfree--;
+	p = &an->procs[i];
 	memset(p, 0, sizeof(*p));
 	p->host = host;
 	p->pid = pid;
 	p->state = AN_PROC_RUNNING;
-	if (hmap_put(&an->procmap, k, (void *)(uintptr_t)(an->nprocs + 2)))
-		return 0;
-	return ++an->nprocs;
+	an->stats.procs++;
+	return i + 1;
+}
+
+static uint32_t proc_get(struct an *an, uint32_t host, uint32_t pid, bool create)
+{
+	void *v = hmap_get(&an->procmap, hkey3(host, pid, 0));
+
+	if (v || !create)
+		return v ? (uint32_t)(uintptr_t)v - 1 : 0;
+	return proc_new(an, host, pid);
+}
+
+/*
+ * The slot of process (HOST, PID), alive at T_NS (a rank of it appeared, it
+ * runs): one whose process exited before T_NS (same host, same clock) is
+ * the pid's previous owner, which the comms it was in keep; the new process
+ * gets a slot of its own, and the old one's TCP pairs are dropped.  A
+ * record at or before the exit is the old process's (a fleet shard late).
+ */
+static uint32_t proc_live(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns)
+{
+	uint32_t i = proc_get(an, host, pid, true);
+
+	if (i && an->procs[i - 1].state == AN_PROC_EXITED && t_ns > an->procs[i - 1].t_ns) {
+		i = proc_new(an, host, pid);
+		if (i)
+			an_net_forget(an, host, pid);
+	}
+	return i;
 }
 
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r)
@@ -214,8 +250,7 @@ struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 }
 
 /* progress on comm C seen on HOST at T: the stall clock restarts */
-static void progress(struct an *an, struct an_comm *c, uint32_t host,
-		     uint64_t t)
+void an_comm_progress(struct an *an, struct an_comm *c, uint32_t host, uint64_t t)
 {
 	c->version++;
 	c->mem_progress = false;
@@ -233,7 +268,13 @@ static void progress(struct an *an, struct an_comm *c, uint32_t host,
 		c->host_last[host] = t;
 }
 
-struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create)
+/*
+ * The rank K names, an input at T_NS; a rank not known yet is bound to its
+ * process (LIVE: a process alive at T_NS, else one a peer's table says is
+ * gone).
+ */
+struct an_rank *an_rank_bind(struct an *an, const struct an_key *k, bool create,
+			     bool live, uint64_t t_ns)
 {
 	struct an_comm *c = an_comm_get(an, k->comm, k->nranks, create);
 	struct an_rank *r;
@@ -244,709 +285,25 @@ struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create)
 	}
 	r = &c->r[k->rank];
 	if (!r->proc) {
-		r->proc = proc_get(an, k->host, k->pid, true);
+		r->proc = live ? proc_live(an, k->host, k->pid, t_ns) :
+				 proc_get(an, k->host, k->pid, true);
 		if (!r->proc)
 			return NULL;
+		an->procs[r->proc - 1].nrefs++;
 		c->nknown++;
 		an->stats.ranks++;
+	}
+	if (c->in_host != k->host || t_ns > c->in_t) {
+		c->in_host = k->host;
+		c->in_t = t_ns;
 	}
 	return r;
 }
 
-int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
-	    uint64_t t_ns)
+struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
+			    uint64_t t_ns)
 {
-	struct an_rank *r;
-	struct an_comm *c;
-
-	an->stats.records++;
-	r = an_rank_get(an, k, true);
-	if (!r)
-		return k->nranks <= 0 ? -EINVAL : -ENOMEM;
-	c = an_comm_get(an, k->comm, 0, false);
-	if (parent)
-		c->parent = parent;
-	r->gone = 0;
-	r->last_ns = t_ns;
-	progress(an, c, k->host, t_ns);
-	return 0;
-}
-
-void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns)
-{
-	struct an_rank *r;
-
-	an->stats.records++;
-	r = an_rank_get(an, k, false);
-	if (!r)
-		return;
-	r->gone = 1;
-	r->in_call = 0;
-	progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
-}
-
-static struct an_p2p *p2p_get(struct an *an, struct an_rank *r, int32_t peer)
-{
-	struct an_p2p *p;
-	uint32_t i;
-
-	for (i = 0; i < r->np2p; i++)
-		if (r->p2p[i].peer == peer)
-			return &r->p2p[i];
-	p = an_grow(an, r->p2p, &r->cap_p2p, r->np2p + 1, sizeof(*p));
-	if (!p)
-		return NULL;
-	r->p2p = p;
-	p = &r->p2p[r->np2p++];
-	memset(p, 0, sizeof(*p));
-	p->peer = peer;
-	p->last[0].seq = p->last[1].seq = -1;
-	return p;
-}
-
-static void sig_of(struct an_sig *s, const struct an_op *op)
-{
-	s->seq = op->seq;
-	s->t_enter = op->t_ns;
-	s->count = op->count;
-	s->root = op->root;
-	s->fn = (uint8_t)op->fn;
-	s->dtype = op->dtype;
-	s->redop = op->redop;
-	s->flags = 0;
-}
-
-static bool op_ok(const struct an_op *op)
-{
-	return op->seq >= 0 && (ccld_fn_is_coll(op->fn) ||
-				(ccld_fn_is_p2p(op->fn) && op->peer >= 0));
-}
-
-/* rank R's collective before SEQ was known done by T_NS (tier B or C) */
-static bool prior_done(const struct an_rank *r, int64_t seq, uint64_t t_ns)
-{
-	const struct an_op_done *d = &r->op_done[(uint64_t)(seq - 1) % AN_HIST];
-
-	return seq == 0 || r->completed >= seq - 1 ||
-	       (d->seq == seq - 1 && d->t <= t_ns);
-}
-
-void an_op_enter(struct an *an, const struct an_op *op)
-{
-	struct an_rank *r;
-	struct an_comm *c;
-
-	an->stats.records++;
-	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, true))) {
-		an->stats.rejected += !op_ok(op);
-		return;
-	}
-	c = an_comm_get(an, op->k.comm, 0, false);
-	r->gone = 0;
-	r->last_ns = op->t_ns;
-	r->mem_only = 0;
-	r->mem_open = 0;	/* it moves: the look at its proxy is old */
-	if (ccld_fn_is_p2p(op->fn)) {
-		int d = op->fn == CCLD_FN_RECV;
-		struct an_p2p *p = p2p_get(an, r, op->peer);
-
-		if (!p)
-			return;
-		if (op->seq + 1 > p->n[d])
-			p->n[d] = op->seq + 1;
-		sig_of(&p->last[d], op);
-		p->t_enter[d] = op->t_ns;
-	} else {
-		sig_of(&r->hist[op->seq % AN_HIST], op);
-		if (prior_done(r, op->seq, op->t_ns))
-			r->hist[op->seq % AN_HIST].flags |= SIG_IDLE;
-		if (op->seq > r->entered)
-			r->entered = op->seq;
-		r->in_call = 1;
-		r->call_seq = op->seq;
-		r->call_ns = op->t_ns;
-		/* counters of an older op no longer describe the one in flight */
-		if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq < op->seq)
-			r->nsubs = 0;
-	}
-	progress(an, c, op->k.host, op->t_ns);
-}
-
-void an_op_return(struct an *an, const struct an_op *op, int64_t ret,
-		  uint64_t t_ns)
-{
-	struct an_rank *r;
-
-	an->stats.records++;
-	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, false)))
-		return;
-	r->last_ns = t_ns;
-	if (ccld_fn_is_p2p(op->fn)) {
-		int d = op->fn == CCLD_FN_RECV;
-		struct an_p2p *p = p2p_get(an, r, op->peer);
-
-		if (!p)
-			return;
-		if (op->seq + 1 > p->nret[d])
-			p->nret[d] = op->seq + 1;
-		if (p->last[d].seq == op->seq)
-			p->last[d].flags |= SIG_RET;
-	} else {
-		struct an_sig *s = &r->hist[op->seq % AN_HIST];
-
-		if (s->seq == op->seq)
-			s->flags |= SIG_RET;
-		if (op->seq > r->returned)
-			r->returned = op->seq;
-		if (r->call_seq == op->seq)
-			r->in_call = 0;
-	}
-	(void)ret;
-	progress(an, an_comm_get(an, op->k.comm, 0, false), op->k.host, t_ns);
-}
-
-/*
- * When the GPU finished round SG on rank R: tier B completes a whole step at
- * once (one event per step), so the proxy's own end of the round's op where
- * its id maps to the seq (op_done), else where the rank's proxy went idle after an op
- * launched at or after SG's entry (tier C), every op of this comm up to SG
- * was done by then (stream order): that is the round's own end, not the
- * step's.  Else the tier B time T_NS.
- */
-static uint64_t op_done_at(const struct an_rank *r, const struct an_sig *sg,
-			   uint64_t t_ns)
-{
-	const struct an_op_done *d = &r->op_done[(uint64_t)sg->seq % AN_HIST];
-
-	if (d->seq == sg->seq && d->t >= sg->t_enter && d->t <= t_ns)
-		return d->t;
-	if (r->tierc && r->idle_tf >= sg->t_enter && r->idle_t >= sg->t_enter &&
-	    r->idle_t <= t_ns)
-		return r->idle_t;
-	return t_ns;
-}
-
-static void note_done(struct an *an, uint64_t comm, const struct an_rank *r,
-		      uint64_t t_ns);
-
-static void complete_coll(struct an *an, struct an_comm *c, struct an_rank *r,
-			  int64_t upto, uint32_t host, uint64_t t_ns)
-{
-	int64_t s;
-
-	r->tierb = 1;
-	r->last_ns = t_ns;
-	r->mem_open = 0;
-	/* each round newly completed: its duration on this rank (slow) */
-	for (s = upto - AN_HIST + 1 > r->completed + 1 ? upto - AN_HIST + 1 :
-	     r->completed + 1; c && s <= upto; s++)
-		if (r->hist[s % AN_HIST].seq == s)
-			an_slow_duration(an, c, (int32_t)(r - c->r),
-					 &r->hist[s % AN_HIST],
-					 op_done_at(r, &r->hist[s % AN_HIST], t_ns),
-					 host);
-	/* a tier B completion of all it entered: its stream idle from here */
-	if (upto >= r->entered && upto > r->completed)
-		note_done(an, c ? c->hash : 0, r, t_ns);
-	if (upto > r->completed)
-		r->completed = upto;
-	if (r->nsubs && r->subs[0].seq >= 0 && r->subs[0].seq <= upto)
-		r->nsubs = 0;
-	progress(an, c, host, t_ns);
-}
-
-void an_op_complete(struct an *an, const struct an_op *op, uint64_t t_ns)
-{
-	struct an_comm *c;
-	struct an_rank *r;
-
-	an->stats.records++;
-	if (!op_ok(op) || !(r = an_rank_get(an, &op->k, false)))
-		return;
-	c = an_comm_get(an, op->k.comm, 0, false);
-	if (ccld_fn_is_p2p(op->fn)) {
-		int d = op->fn == CCLD_FN_RECV;
-		struct an_p2p *p = p2p_get(an, r, op->peer);
-
-		if (!p)
-			return;
-		r->tierb = 1;
-		if (op->seq + 1 > p->ndone[d])
-			p->ndone[d] = op->seq + 1;
-		progress(an, c, op->k.host, t_ns);
-		return;
-	}
-	/* completion is in stream order: this op done means all before it */
-	if (r->hist[op->seq % AN_HIST].seq == op->seq)
-		r->hist[op->seq % AN_HIST].flags |= SIG_DONE;
-	complete_coll(an, c, r, op->seq, op->k.host, t_ns);
-}
-
-void an_complete_upto(struct an *an, const struct an_key *k, int64_t upto,
-		      uint64_t t_ns)
-{
-	struct an_rank *r;
-
-	an->stats.records++;
-	if (upto < 0 || !(r = an_rank_get(an, k, false)))
-		return;
-	complete_coll(an, an_comm_get(an, k->comm, 0, false), r, upto,
-		      k->host, t_ns);
-}
-
-static bool same_sub(const struct an_progress *a, const struct an_progress *b)
-{
-	return a->channel == b->channel && a->peer == b->peer &&
-	       a->dir == b->dir && a->op == b->op;
-}
-
-static bool sub_finished(const struct an_progress *p)
-{
-	return p->nsteps && p->done >= p->nsteps;
-}
-
-/* when OP was first seen on rank R (another sub of it), else T_NS */
-static uint64_t first_seen(const struct an_progress *subs, uint32_t n,
-			   uint64_t op, uint64_t t_ns)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (subs[i].op == op)
-			return subs[i].t_first;
-	return t_ns;
-}
-
-/* OP was first seen in a look at memory (an earlier snapshot) */
-static bool seen_in_memory(const struct an_progress *subs, uint32_t n, uint64_t op)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (subs[i].op == op)
-			return subs[i].from_mem;
-	return false;
-}
-
-/*
- * The comm rank's proxy finished everything up to its latest call: remember
- * when, with that call's entry (its launch), for the GPU-side start of the
- * process's later ops (an_gpu_start).
- */
-static void note_done(struct an *an, uint64_t comm, const struct an_rank *r,
-		      uint64_t t_ns)
-{
-	struct an_proc *p = r->proc ? &an->procs[r->proc - 1] : NULL;
-	const struct an_sig *sg;
-	struct an_done *d;
-	uint64_t launch = 0;
-	uint32_t i;
-	int dir;
-
-	if (!p)
-		return;
-	if (r->entered >= 0) {
-		sg = &r->hist[(uint64_t)r->entered % AN_HIST];
-		if (sg->seq == r->entered)
-			launch = sg->t_enter;
-	}
-	/* p2p: the latest send or receive entered */
-	for (i = 0; i < r->np2p; i++)
-		for (dir = 0; dir < 2; dir++)
-			if (r->p2p[i].n[dir] && r->p2p[i].t_enter[dir] > launch)
-				launch = r->p2p[i].t_enter[dir];
-	if (!launch)
-		return;
-	d = &p->done[p->ndone++ % AN_DONE_RING];
-	d->comm = comm;
-	d->t_launch = launch;
-	d->t_done = t_ns;
-}
-
-/*
- * When the GPU of the process could start round SG of COMM: not before the
- * call, and not before its ops launched earlier were done, in this comm or
- * another (one stream, in launch order: a CPU that queued its whole step
- * ahead of its GPU called long before the GPU got there).  CCL-D's GPU-side
- * start, from op-level proxy records: a rank whose GPU was held elsewhere
- * arrives late here.  *IDLE_SINCE: where the start is the call, since when
- * its earlier ops were known done (0 unknown).
- */
-uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
-		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
-		      uint64_t *idle_since)
-{
-	const struct an_proc *p = an_proc_of(an, r);
-	uint64_t t = sg->t_enter, hold_t = 0;
-	uint32_t i, n;
-
-	*holder = *idle_since = 0;
-	if (!p)
-		return t;
-	n = p->ndone < AN_DONE_RING ? p->ndone : AN_DONE_RING;
-	for (i = 0; i < n; i++) {
-		const struct an_done *d = &p->done[i];
-
-		if (d->t_launch >= sg->t_enter)
-			continue;
-		if (d->t_done > sg->t_enter && d->t_done <= t_done && d->comm != comm &&
-		    d->t_done > hold_t) {
-			/* the latest op of another comm that held it (before its
-			 * earlier ops of this comm, if one of those ended later) */
-			hold_t = d->t_done;
-			*holder = d->comm;
-		}
-		if (d->t_done > t && d->t_done <= t_done) {
-			t = d->t_done;
-		} else if (d->t_done <= sg->t_enter && d->t_done > *idle_since) {
-			*idle_since = d->t_done;
-		}
-	}
-	return t;
-}
-
-static bool open_subs(const struct an_rank *r)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->nsubs; i++)
-		if (!sub_finished(&r->subs[i]))
-			return true;
-	return false;
-}
-
-/*
- * A send sub of R finished: the op's send rate so far, from the op's first
- * sighting to this completion (bytes of every finished send sub of it).
- */
-static void send_done(struct an_rank *r, const struct an_progress *p,
-		      uint64_t t_first, uint64_t t_ns)
-{
-	if (r->rate_op != p->op) {
-		r->rate_op = p->op;
-		r->rate_bytes = 0;
-		r->rate_t0 = t_first;
-	}
-	r->rate_bytes += p->nbytes;
-	r->rate_t1 = t_ns;
-	if (r->rate_t1 > r->rate_t0)
-		r->send_rate = (double)r->rate_bytes * 1e9 /
-			       (double)(r->rate_t1 - r->rate_t0);
-}
-
-/*
- * Two step-level records of one send sub: the steps transmitted and not yet
- * done were in the network in between.  The integral of that count over
- * time is the sum of the steps' network times (each step's done minus its
- * transmitted), whatever the pipelining; a slow link shows as a longer time
- * per step, while a sender waiting for its GPU or for credits does not.
- */
-static void net_time(struct an_rank *r, const struct an_progress *o,
-		     const struct an_progress *n, uint64_t t_ns)
-{
-	if (n->op != o->op || t_ns < o->t_last)
-		return;
-	if (o->transmitted > o->done)
-		r->net_ns += (double)(o->transmitted - o->done) * (double)(t_ns - o->t_last);
-	if (n->done > o->done && n->done <= n->nsteps && n->nsteps) {
-		r->net_steps += n->done - o->done;
-		r->net_bytes += (double)(n->done - o->done) * (double)n->nbytes /
-				(double)n->nsteps;
-	}
-}
-
-/*
- * Every sub of collective proxy op OP finished on rank R: its round's end
- * on that rank (op_done_at), and a completion of the process's stream for
- * the GPU-side start of its later ops (an_gpu_start).  Under run-ahead the
- * proxy holds the later ops of the step already and is never idle between
- * them: this is the only per-op end there is without step hooks.
- */
-static void note_op_done(struct an *an, uint64_t comm, struct an_rank *r, uint64_t op,
-			 uint64_t t_ns)
-{
-	struct an_proc *p = r->proc ? &an->procs[r->proc - 1] : NULL;
-	const struct an_sig *sg;
-	struct an_done *d;
-	int64_t seq;
-	uint32_t i;
-
-	for (i = 0; i < r->nsubs; i++)
-		if (r->subs[i].op == op && !sub_finished(&r->subs[i]))
-			return;
-	if (!an_coll_op(op)) {
-		/*
-		 * a p2p op: no seq, but its end holds the stream as well; it
-		 * went to the proxy at its launch, after its calls
-		 */
-		uint64_t tf = first_seen(r->subs, r->nsubs, op, t_ns), launch = 0;
-		int dir;
-
-		/* its launch: the latest p2p call of the rank before the proxy saw it */
-		for (i = 0; i < r->np2p; i++)
-			for (dir = 0; dir < 2; dir++)
-				if (r->p2p[i].n[dir] && r->p2p[i].t_enter[dir] <= tf &&
-				    r->p2p[i].t_enter[dir] > launch)
-					launch = r->p2p[i].t_enter[dir];
-		if (p && launch && op != r->p2p_done_op) {
-			r->p2p_done_op = op;
-			d = &p->done[p->ndone++ % AN_DONE_RING];
-			d->comm = comm;
-			d->t_launch = launch;
-			d->t_done = t_ns;
-		}
-		return;
-	}
-	if (r->op_off_ok != 1)
-		return;
-	seq = an_op_seq(r, op);
-	sg = &r->hist[(uint64_t)seq % AN_HIST];
-	if (seq < 0 || sg->seq != seq || !sg->t_enter || t_ns < sg->t_enter ||
-	    r->op_done[(uint64_t)seq % AN_HIST].seq == seq)
-		return;
-	r->op_done[(uint64_t)seq % AN_HIST].seq = seq;
-	r->op_done[(uint64_t)seq % AN_HIST].t = t_ns;
-	if (!p)
-		return;
-	d = &p->done[p->ndone++ % AN_DONE_RING];
-	d->comm = comm;
-	d->t_launch = sg->t_enter;
-	d->t_done = t_ns;
-}
-
-/*
- * Step hooks are on and a send sub of collective op OP transmitted its
- * first step (the record before it showed none): the GPU of rank R had the
- * op's data ready, i.e. had reached the op.  The GPU-side start of the
- * round, exact where the call is not (the CPU queued it long before).
- */
-static void note_op_arrival(struct an_rank *r, const struct an_progress *o,
-			    const struct an_progress *n, uint64_t t_ns)
-{
-	struct an_op_done *a;
-	int64_t seq;
-
-	if (n->dir != AN_SEND || !n->step || !o->step || o->op != n->op ||
-	    o->transmitted || !n->transmitted || !an_coll_op(n->op) || r->op_off_ok != 1)
-		return;
-	seq = an_op_seq(r, n->op);
-	a = &r->op_arr[(uint64_t)seq % AN_HIST];
-	if (seq < 0 || (a->seq == seq && a->t <= t_ns))
-		return;
-	a->seq = seq;
-	a->t = t_ns;
-}
-
-/*
- * A new proxy op on rank R: the finished subs of other ops say nothing
- * any more (the unfinished ones do: several ops can be in flight).
- */
-static void prune_finished(struct an_rank *r, uint64_t op)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < r->nsubs; i++)
-		if (r->subs[i].op == op || !sub_finished(&r->subs[i]))
-			r->subs[n++] = r->subs[i];
-	r->nsubs = n;
-}
-
-static bool advanced(const struct an_progress *o, const struct an_progress *n)
-{
-	return n->seq != o->seq || n->posted > o->posted ||
-	       n->transmitted > o->transmitted ||
-	       n->received > o->received || n->done > o->done;
-}
-
-void an_progress(struct an *an, const struct an_key *k,
-		 const struct an_progress *p, uint64_t t_ns)
-{
-	struct an_progress *s;
-	struct an_rank *r;
-	bool adv = true, fresh = false;
-	uint64_t tf;
-	uint32_t i;
-
-	an->stats.records++;
-	if (!(r = an_rank_get(an, k, false)))
-		return;
-	if (r->nsubs && r->subs[0].seq != p->seq)
-		r->nsubs = 0;	/* another op: its counters replace these */
-	for (i = 0; i < r->nsubs; i++)
-		if (same_sub(&r->subs[i], p))
-			break;
-	if (i == r->nsubs) {
-		tf = first_seen(r->subs, r->nsubs, p->op, t_ns);
-		if (tf == t_ns)
-			prune_finished(r, p->op);
-		i = r->nsubs;
-		s = an_grow(an, r->subs, &r->cap_subs, r->nsubs + 1, sizeof(*s));
-		if (!s)
-			return;
-		r->subs = s;
-		r->nsubs++;
-		fresh = true;
-	} else {
-		adv = advanced(&r->subs[i], p);
-		tf = r->subs[i].t_first;
-	}
-	if (p->dir == AN_SEND && p->op && p->nbytes && sub_finished(p) &&
-	    (fresh || !sub_finished(&r->subs[i])))
-		send_done(r, p, tf, t_ns);
-	if (!fresh && p->step && r->subs[i].step && p->dir == AN_SEND)
-		net_time(r, &r->subs[i], p, t_ns);
-	if (!fresh)
-		note_op_arrival(r, &r->subs[i], p, t_ns);
-	/*
-	 * Step hooks are on in this process: its host's rounds are perturbed.
-	 * An analyzer that turns hooks on itself knows when (an_suspect_comm);
-	 * one that cannot (the fleet's) learns it from the records.
-	 */
-	if (p->step && !an->sink.suspect && k->host < an->nhosts &&
-	    an->hosts[k->host].perturbed_until < t_ns + AN_PERTURB_NS)
-		an->hosts[k->host].perturbed_until = t_ns + AN_PERTURB_NS;
-	{
-		bool mem = !fresh && r->subs[i].from_mem;
-
-		r->subs[i] = *p;
-		r->subs[i].from_mem = mem;
-	}
-	r->subs[i].t_first = tf;
-	r->subs[i].t_last = t_ns;
-	r->tierc = 1;
-	if (sub_finished(p) && p->op)
-		note_op_done(an, k->comm, r, p->op, t_ns);
-	if (sub_finished(p) && p->op && !open_subs(r)) {
-		r->idle_t = t_ns;
-		r->idle_tf = tf;
-		note_done(an, k->comm, r, t_ns);
-	}
-	if (adv) {
-		r->last_ns = t_ns;
-		r->mem_open = 0;
-		progress(an, an_comm_get(an, k->comm, 0, false), k->host, t_ns);
-	} else {
-		an_comm_get(an, k->comm, 0, false)->version++;
-	}
-}
-
-void an_snapshot(struct an *an, const struct an_key *k,
-		 const struct an_progress *p, size_t n, uint64_t t_ns)
-{
-	struct an_progress *s;
-	struct an_rank *r;
-	uint64_t *tf;
-	bool *mem;
-	size_t i;
-
-	an->stats.records++;
-	if (!(r = an_rank_get(an, k, false)) || n > UINT32_MAX / 2)
-		return;
-	/* ops already seen keep their first sighting: the stream order */
-	tf = calloc(n ? n : 1, sizeof(*tf));
-	mem = calloc(n ? n : 1, sizeof(*mem));
-	if (!tf || !mem) {
-		free(tf);
-		free(mem);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		tf[i] = first_seen(r->subs, r->nsubs, p[i].op, t_ns);
-		/* first seen in a look at memory (now or by an earlier look) */
-		mem[i] = tf[i] == t_ns || seen_in_memory(r->subs, r->nsubs, p[i].op);
-	}
-	/* nothing active (n 0) is a picture too: an empty array may be NULL */
-	s = n ? an_grow(an, r->subs, &r->cap_subs, (uint32_t)n, sizeof(*s)) : r->subs;
-	if (n && !s) {
-		free(tf);
-		free(mem);
-		return;
-	}
-	r->subs = s;
-	for (i = 0; i < n; i++) {
-		s[i] = p[i];
-		/* an op first seen in memory was launched while nobody watched */
-		s[i].from_mem = mem[i];
-		s[i].t_first = tf[i];
-	}
-	free(tf);
-	free(mem);
-	r->nsubs = (uint32_t)n;
-	r->tierc = 1;
-	r->mem_open = open_subs(r);
-	/* a snapshot is a look, not progress: only the picture changes */
-	an_comm_get(an, k->comm, 0, false)->version++;
-}
-
-/*
- * The proxy op id of a collective is collOpCount<<1 when it was launched
- * (NCCL's uploadProxyOps), seq is sum(seqNumber[]): both count launches.
- * While every collective of the comm has proxy work, their difference is
- * constant and maps op ids to seqs; a later look that shows another
- * difference (a collective without proxy work) turns the mapping off.
- */
-static void learn_op_offset(struct an_rank *r, const struct an_launch *l)
-{
-	int64_t off;
-
-	if (!l->has_coll_ops || l->ncoll < 0 || (uint64_t)l->ncoll < l->coll_ops ||
-	    r->op_off_ok < 0)
-		return;
-	off = l->ncoll - (int64_t)l->coll_ops;
-	if (r->op_off_ok == 0) {
-		r->op_off = off;
-		r->op_off_ok = 1;
-	} else if (r->op_off != off) {
-		r->op_off_ok = -1;
-	}
-}
-
-void an_launched(struct an *an, const struct an_key *k, const struct an_launch *l,
-		 uint64_t t_ns)
-{
-	struct an_comm *c;
-	struct an_rank *r;
-	bool first, moved = false;
-	uint32_t i;
-
-	an->stats.records++;
-	if (!(r = an_rank_get(an, k, true)))
-		return;
-	c = an_comm_get(an, k->comm, 0, false);
-	first = !r->mem;
-	r->mem = 1;
-	r->gone = 0;
-	if (l->dead) {
-		r->dead = 1;
-	} else if (l->ncoll >= 0) {
-		int64_t last = l->ncoll - 1;
-		struct an_sig *sg;
-
-		if (last > r->entered) {
-			r->entered = last;
-			moved = true;
-			/* launched while nobody watched: no time, no arguments */
-			r->mem_only = 1;
-			sg = &r->hist[(uint64_t)last % AN_HIST];
-			if (sg->seq != last) {
-				memset(sg, 0, sizeof(*sg));
-				sg->seq = last;
-				sg->flags = SIG_MEM | SIG_RET;
-			}
-		}
-		if (last > r->returned)
-			r->returned = last;
-		learn_op_offset(r, l);
-		r->nfn = l->nfn < AN_SEQ_FNS ? (uint8_t)l->nfn : AN_SEQ_FNS;
-		for (i = 0; i < r->nfn; i++)
-			r->fn_launched[i] = l->per_fn[i];
-	}
-	if (first || moved) {
-		progress(an, c, k->host, t_ns);
-		c->mem_progress = true;
-	} else {
-		c->version++;
-	}
+	return an_rank_bind(an, k, create, true, t_ns);
 }
 
 void an_thread_state(struct an *an, uint32_t host, uint32_t pid, const struct an_thread *t,
@@ -968,6 +325,9 @@ void an_thread_state(struct an *an, uint32_t host, uint32_t pid, const struct an
 	}
 	p->nthreads++;
 	if (t->main) {
+		if (!p->has_main || p->main_thread.state != t->state ||
+		    p->main_thread.syscall != t->syscall || p->main_thread.arg0 != t->arg0)
+			p->main_since = t_ns;
 		p->main_thread = *t;
 		p->has_main = true;
 	}
@@ -983,10 +343,14 @@ void an_thread_state(struct an *an, uint32_t host, uint32_t pid, const struct an
 void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
 		   const char *value)
 {
+	/* a rank is a decimal number, 9 digits at most */
+	bool bad_rank = (kind == AN_LABEL_RANK || kind == AN_LABEL_LOCAL_RANK) &&
+			(!value[0] || strlen(value) > 9 ||
+			 strspn(value, "0123456789") != strlen(value));
 	uint32_t i;
 
 	an->stats.records++;
-	if (host >= an->nhosts || kind < AN_LABEL_POD || kind > AN_LABEL_CONTAINER ||
+	if (host >= an->nhosts || kind < AN_LABEL_POD || kind > AN_LABEL_MAX_KIND || bad_rank ||
 	    !(i = proc_get(an, host, pid, true))) {
 		an->stats.rejected++;
 		return;
@@ -999,6 +363,30 @@ const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t 
 	uint32_t i = proc_get((struct an *)an, host, pid, false);
 
 	return i ? &an->procs[i - 1] : NULL;
+}
+
+void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
+		     uint64_t t_ns)
+{
+	uint32_t i;
+	struct an_proc *p;
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	an->stats.records++;
+	if (host >= an->nhosts || !(i = proc_get(an, host, pid, true))) {
+		an->stats.rejected++;
+		return;
+	}
+	p = &an->procs[i - 1];
+	if (total <= p->nlost)
+		return;		/* known already (cumulative counts) */
+	p->nlost = total;
+	if (t_ns > p->lost_t)
+		p->lost_t = t_ns;
+	for (it = 0; hmap_next(&an->comms, &it, &k, &v);)
+		((struct an_comm *)v)->version++;
 }
 
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
@@ -1014,6 +402,12 @@ void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		an->stats.rejected++;
 		return;
 	}
+	/* alive after its exit: a new process with the same pid (proc_live) */
+	if (st != AN_PROC_EXITED && an->procs[i - 1].state == AN_PROC_EXITED) {
+		i = proc_live(an, host, pid, t_ns);
+		if (!i || an->procs[i - 1].state == AN_PROC_EXITED)
+			return;		/* ENOMEM, or the exited one's, late */
+	}
 	an->procs[i - 1].state = st;
 	an->procs[i - 1].exit_status = exit_status;
 	an->procs[i - 1].t_ns = t_ns;
@@ -1021,3 +415,4 @@ void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 	for (it = 0; hmap_next(&an->comms, &it, &k, &v);)
 		((struct an_comm *)v)->version++;
 }
+

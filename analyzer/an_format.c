@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Verdicts as JSON lines (DESIGN.md section 9, schema 1) and as text. */
+/* Names, and verdicts as JSON lines (docs/cli.md, schema 1) and as text. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "an_int.h"
 #include "json.h"
+#include <linux/types.h>
+#include "ccld.h"
+#include "hooks.h"
+#include "names.h"
 
 const char *an_class_name(enum an_class c)
 {
@@ -33,6 +37,35 @@ const char *an_t4_name(enum an_t4 s)
 	return "none";
 }
 
+const char *an_fn_name(int fn)
+{
+	const char *s = hook_fn_name(fn);
+
+	return s ? s : "op";
+}
+
+const char *an_dtype_name(int dtype, char *buf, size_t n)
+{
+	const char *s = dtype_name(dtype);
+
+	if (s)
+		return s;
+	snprintf(buf, n, "type%d", dtype);
+	return buf;
+}
+
+const char *an_redop_name(int redop, char *buf, size_t n)
+{
+	const char *s = redop_name(redop);
+
+	if (s)
+		return s;
+	if (redop == 0xff)
+		return "none";
+	snprintf(buf, n, "op%d", redop);
+	return buf;
+}
+
 static const char *class_words(enum an_class c)
 {
 	switch (c) {
@@ -45,48 +78,6 @@ static const char *class_words(enum an_class c)
 	case AN_HW: return "hardware error";
 	}
 	return "?";
-}
-
-/* Named values of a verdict's evidence (AN_MAX_EVIDENCE at most; the rest
- * are dropped, as are floats that are not finite). */
-static struct an_value *next_val(struct an_verdict *v, const char *key)
-{
-	struct an_value *x;
-
-	if (v->nval >= AN_MAX_EVIDENCE)
-		return NULL;
-	x = &v->val[v->nval++];
-	memset(x, 0, sizeof(*x));
-	x->key = key;
-	return x;
-}
-
-void an_verdict_val_i(struct an_verdict *v, const char *key, int64_t i)
-{
-	struct an_value *x = next_val(v, key);
-
-	if (x)
-		x->i = i;
-}
-
-void an_verdict_val_f(struct an_verdict *v, const char *key, double f)
-{
-	struct an_value *x = isfinite(f) ? next_val(v, key) : NULL;
-
-	if (x) {
-		x->is_float = true;
-		x->f = f;
-	}
-}
-
-void an_verdict_val_s(struct an_verdict *v, const char *key, const char *s)
-{
-	struct an_value *x = next_val(v, key);
-
-	if (x) {
-		x->is_str = true;
-		snprintf(x->s, sizeof(x->s), "%s", s);
-	}
 }
 
 static void culprits(const struct an *an, const struct an_verdict *v,
@@ -103,6 +94,11 @@ static void culprits(const struct an *an, const struct an_verdict *v,
 
 		json_obj_open(b);
 		json_kv_i64(b, "rank", v->cul[i].rank);
+		/* the job's ranks as its launcher numbered them, where known */
+		if (p && p->label[AN_LABEL_RANK - 1][0])
+			json_kv_i64(b, "global_rank", atol(p->label[AN_LABEL_RANK - 1]));
+		if (p && p->label[AN_LABEL_LOCAL_RANK - 1][0])
+			json_kv_i64(b, "local_rank", atol(p->label[AN_LABEL_LOCAL_RANK - 1]));
 		json_kv_str(b, "host", an_host_name(an, v->cul[i].host));
 		json_kv_u64(b, "pid", v->cul[i].pid);
 		for (k = 0; p && k < 3; k++)
@@ -202,12 +198,38 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm,
 		    an_fn_name(v->fn), v->seq);
 	json_printf(b, ": culprit%s ", v->ncul_total == 1 ? "" : "s");
-	for (i = 0; i < v->ncul; i++)
-		json_printf(b, "%srank %d (%s pid %u)", i ? ", " : "",
-			    v->cul[i].rank, an_host_name(an, v->cul[i].host),
-			    v->cul[i].pid);
+	for (i = 0; i < v->ncul; i++) {
+		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
+		const char *g = p ? p->label[AN_LABEL_RANK - 1] : "";
+
+		json_printf(b, "%srank %d (%s%s%s%s pid %u)", i ? ", " : "", v->cul[i].rank,
+			    g[0] ? "global rank " : "", g, g[0] ? ", " : "",
+			    an_host_name(an, v->cul[i].host), v->cul[i].pid);
+	}
 	if (v->ncul_total > v->ncul)
 		json_printf(b, " and %u more", v->ncul_total - v->ncul);
 	json_printf(b, " -- %s", v->text);
 	return b->err;
+}
+
+int an_cascade_text(const struct an *an, const struct an_verdict *v, struct json_buf *b)
+{
+	json_printf(b, "cascade: %s in comm %016" PRIx64 " seq %" PRId64
+		    " is blocked by comm %016" PRIx64 " seq %" PRId64,
+		    an_class_name(v->cls), v->comm, v->seq, v->blocked_comm,
+		    v->blocked_seq);
+	return b->err;
+}
+
+int an_verdict_line(const struct an *an, const struct an_verdict *v, bool json,
+		    int64_t time_offset_ns, struct json_buf *b)
+{
+	if (json)
+		return an_verdict_json(an, v, time_offset_ns, b);
+	if (v->role == AN_CASCADE) {
+		json_printf(b, "  ");
+		return an_cascade_text(an, v, b);
+	}
+	json_printf(b, "VERDICT ");
+	return an_verdict_text(an, v, b);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Hardware evidence (tier D, issue 7): GPU errors the driver reported
+ * Hardware evidence (tier D): GPU errors the driver reported
  * (NVIDIA Xid) for a traced process's GPU.  Each new error gives an "HW"
  * verdict naming the process's rank, and the H3 and slow verdicts that name
  * the process cite it (and its NIC errors, an_nic.c).
@@ -22,7 +22,6 @@ void an_hw_note(const struct an *an, struct an_verdict *v)
 {
 	char bus[24];
 	uint32_t i;
-	size_t len;
 
 	for (i = 0; i < v->ncul; i++) {
 		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
@@ -30,13 +29,10 @@ void an_hw_note(const struct an *an, struct an_verdict *v)
 		if (!p || !p->xid)
 			continue;
 		bus_name(p->xid_bus, bus, sizeof(bus));
-		len = strlen(v->text);
-		if (len < sizeof(v->text))
-			snprintf(v->text + len, sizeof(v->text) - len,
-				 "; the GPU of rank %d (%s) reported Xid %u: %s", v->cul[i].rank,
-				 bus, p->xid, p->xid_text);
-		an_verdict_val_i(v, "xid", p->xid);
-		an_verdict_val_s(v, "gpu", bus);
+		an_text(v, "; the GPU of rank %d (%s) reported Xid %u: %s", v->cul[i].rank,
+			bus, p->xid, p->xid_text);
+		an_val_i(v, "xid", p->xid);
+		an_val_s(v, "gpu", bus);
 		break;		/* the first culprit's: one Xid per verdict */
 	}
 	an_nic_note(an, v);
@@ -81,7 +77,7 @@ bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
 	v->cul[0].host = host;
 	v->cul[0].pid = pid;
 	v->ncul = v->ncul_total = 1;
-	an_verdict_val_i(v, "nranks", best->nranks);
+	an_val_i(v, "nranks", best->nranks);
 	return true;
 }
 
@@ -109,10 +105,10 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	if (!an_hw_verdict(an, host, pid, t_ns, v))
 		return;
 	bus_name(bus_id, bus, sizeof(bus));
-	snprintf(v->text, sizeof(v->text), "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
-		 bus, v->cul[0].rank, pid, xid, text);
-	an_verdict_val_i(v, "xid", xid);
-	an_verdict_val_s(v, "gpu", bus);
+	an_text(v, "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
+		bus, v->cul[0].rank, pid, xid, text);
+	an_val_i(v, "xid", xid);
+	an_val_s(v, "gpu", bus);
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Analyzer internals shared by an_core.c, an_locate.c, an_detect.c, an_format.c. */
+/*
+ * Analyzer internals shared by its files (docs/analyzer.md lists them).
+ * What only a rule's own files share is in a header of its own:
+ * an_core_int.h (inputs), an_locate_int.h (location), an_detect_int.h
+ * (detection, cascades), an_slow_int.h (slow diagnosis).
+ */
 #ifndef CCLD_AN_INT_H
 #define CCLD_AN_INT_H
 
@@ -16,15 +21,29 @@
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
 #define AN_DONE_RING	64	/* op completions kept per process (a step of ops) */
+#define AN_SWITCH_RING	16	/* a process's latest calls into another comm */
 /* rounds this long after step hooks were on are not judged slow */
 #define AN_PERTURB_NS	1000000000ull
+/*
+ * The most a step hook can delay a step, per step record: a uprobe hit
+ * costs 7-22 us on the VMs measured, and the proxy thread's poll loop,
+ * slower by a hit or two, sees each step that much later.
+ */
+#define AN_HOOK_DELAY_NS	50000.0
+#define AN_HOOK_RATE_NS		50000000ull	/* a rate from this much of records */
+#define AN_HOOK_SHARE_MAX	0.5		/* rounds hooks can make 2x longer: not judged */
 
 /*
  * SIG_MEM: launched as read from memory; its arguments and entry time unknown.
  * SIG_IDLE: when it was called, the rank's earlier op of the comm was known
  * done (the CPU did not run ahead of its GPU there: the call is the start).
+ * SIG_AFTER: the process's call before it was in another comm: it opens a
+ * run of this comm's ops (a TP comm's alike all-reduces: the step's first).
+ * SIG_AFTER_KNOWN: that call was seen (not the process's first since the
+ * attach), so SIG_AFTER says something.
  */
-enum { SIG_RET = 1, SIG_DONE = 2, SIG_MEM = 4, SIG_IDLE = 8 };
+enum { SIG_RET = 1, SIG_DONE = 2, SIG_MEM = 4, SIG_IDLE = 8, SIG_AFTER = 16,
+       SIG_AFTER_KNOWN = 32 };
 
 struct an_sig {
 	int64_t seq;		/* -1: empty slot */
@@ -41,6 +60,7 @@ struct an_p2p {
 	int64_t ndone[2];	/* ops the GPU completed */
 	struct an_sig last[2];
 	uint64_t t_enter[2];
+	bool from_attach[2];	/* n[] counted from the attach (an_op) */
 };
 
 struct an_rank {
@@ -49,12 +69,20 @@ struct an_rank {
 	uint8_t tierb;		/* tier B completions seen for this rank */
 	uint8_t in_call;	/* inside a collective that has not returned */
 	uint8_t tierc;		/* tier C/E counters seen for this rank */
+	uint8_t seq_from_attach; /* its collective seqs count from the attach */
 	int64_t entered;	/* highest collective seq entered, -1 */
 	int64_t returned;
 	int64_t completed;	/* GPU completed up to here (tier B), -1 */
 	int64_t call_seq;	/* collective seq of the call in progress */
 	uint64_t call_ns;	/* its entry */
 	uint64_t last_ns;	/* last activity on this rank (own host clock) */
+	/*
+	 * its latest record that says which calls it entered (an entry, a
+	 * look at its launch counters; a return or a completion does not:
+	 * its entry may be the record lost): a loss of its process's
+	 * records before this one hides no entry here
+	 */
+	uint64_t fresh_ns;
 	struct an_sig hist[AN_HIST];
 	struct an_p2p *p2p;
 	uint32_t np2p, cap_p2p;
@@ -73,6 +101,7 @@ struct an_rank {
 	uint8_t mem;		/* counters were read */
 	uint8_t mem_only;	/* no call of it seen since: entries have no time */
 	uint8_t dead;		/* a rank whose process is gone (peer table): counts unknown */
+	uint8_t intra_node;	/* its comm: one host, intra-node transports */
 	uint8_t mem_open;	/* its latest tier E snapshot holds an unfinished op */
 	int8_t op_off_ok;	/* op_off: 1 valid, 0 unknown, -1 inconsistent */
 	uint8_t nfn;		/* fn_launched[] entries known */
@@ -126,6 +155,40 @@ struct an_status {
 	uint64_t max_call_age_ns;	/* longest call in progress at the round */
 };
 
+/*
+ * Evidence (an_evidence.c): every rule adds to a verdict's evidence, or to
+ * a located comm's status (its verdicts copy it), through these.  X is a
+ * struct an_verdict * or a struct an_status *: both hold the sentence
+ * (text, AN_TEXT_MAX bytes) and the named values (nval, val).  an_text
+ * appends to the sentence, cut at AN_TEXT_MAX; an_val_i/f/s append a value
+ * under KEY, a static string (AN_MAX_EVIDENCE at most: the rest are
+ * dropped, as is a float that is not finite); an_has_val: KEY is there;
+ * an_evidence_clear empties both; an_evidence_copy appends FROM's sentence
+ * and values to TO's.
+ */
+struct an_ev {
+	char *text;
+	uint32_t *nval;
+	struct an_value *val;
+};
+#define AN_EV(x)		((struct an_ev){ (x)->text, &(x)->nval, (x)->val })
+#define an_text(x, ...)		an_ev_text(AN_EV(x), __VA_ARGS__)
+#define an_val_i(x, key, i)	an_ev_i(AN_EV(x), key, i)
+#define an_val_f(x, key, f)	an_ev_f(AN_EV(x), key, f)
+#define an_val_s(x, key, s)	an_ev_s(AN_EV(x), key, s)
+#define an_has_val(x, key)	an_ev_has(AN_EV(x), key)
+#define an_evidence_clear(x)	an_ev_clear(AN_EV(x))
+#define an_evidence_copy(to, from) \
+	an_ev_copy(AN_EV(to), (from)->text, (from)->nval, (from)->val)
+__attribute__((format(printf, 2, 3)))
+void an_ev_text(struct an_ev e, const char *fmt, ...);
+void an_ev_i(struct an_ev e, const char *key, int64_t i);
+void an_ev_f(struct an_ev e, const char *key, double f);
+void an_ev_s(struct an_ev e, const char *key, const char *s);
+bool an_ev_has(struct an_ev e, const char *key);
+void an_ev_clear(struct an_ev e);
+void an_ev_copy(struct an_ev to, const char *text, uint32_t nval, const struct an_value *val);
+
 struct an_comm {
 	uint64_t hash;
 	uint64_t parent;
@@ -135,6 +198,8 @@ struct an_comm {
 	uint64_t *host_last;	/* per host id: last progress, 0: none */
 	uint32_t nhost_last;
 	uint64_t version;	/* bumped by every input */
+	uint32_t in_host;	/* its latest input: on this host's clock ... */
+	uint64_t in_t;		/* ... at this time (forgetting) */
 	bool mem_progress;	/* its latest progress is a look at memory (no timing) */
 	uint64_t analyzed;	/* version of st */
 	uint64_t gpu_gen;	/* an->gpu_gen st was located with */
@@ -148,6 +213,12 @@ struct an_comm {
 	uint64_t decl_onset;
 	uint32_t decl_host;
 	struct an_verdict *last;	/* last verdict emitted */
+	/*
+	 * its quiet time (s) when it last waited behind a barrier that was not
+	 * a hang yet; 0: none since its last progress.  Its own stall counts
+	 * from there: when the barrier ends, its ops need a moment to move.
+	 */
+	double held_quiet;
 	/* per evaluation */
 	int node;		/* index in the node list, -1 */
 	/* slow diagnosis (an_slow.c) */
@@ -173,11 +244,26 @@ struct an_proc {
 	 */
 	uint64_t idle_calls;
 	uint32_t ncalls;
+	uint64_t last_call_comm;	/* the comm of its latest call, 0 */
+	/*
+	 * its latest calls into another comm than the call before (the comm,
+	 * the entry): a tier B completion after one of them completed that
+	 * later op too, so it only bounds the end of an earlier op
+	 */
+	struct an_switch { uint64_t comm, t; } sw[AN_SWITCH_RING];
+	uint32_t nsw;
 	/* step hooks on it for this many suspected or sampled comms (live) ... */
 	uint32_t hooked;
-	uint64_t perturbed_until;	/* ... and until about here (its host clock) */
+	uint64_t hooked_since;		/* ... since about here (its host clock) */
+	uint64_t perturbed_until;	/* ... and until about here */
+	/*
+	 * its step-level records (step hooks on) since HOOK_T0, the latest at
+	 * HOOK_T1 (its host clock): their rate bounds what the hooks cost it
+	 */
+	uint64_t hook_t0, hook_t1, hook_n;
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
-	char label[3][AN_LABEL_MAX];	/* pod, namespace, container; "" */
+	char label[AN_LABEL_MAX_KIND][AN_LABEL_MAX];	/* pod, namespace, container,
+							 * global and local rank; "" */
 	/* the latest GPU error the driver reported for it (tier D) */
 	uint32_t xid;			/* 0: none */
 	uint64_t xid_bus, xid_t;
@@ -193,12 +279,19 @@ struct an_proc {
 	 */
 	bool has_main, has_d;
 	struct an_thread main_thread, d_thread;
+	uint64_t main_since;		/* main_thread first seen where it is (state,
+					 * system call, its first argument) */
 	uint32_t nthreads, nthreads_d;
 	uint64_t threads_t;		/* the latest look */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
 	bool gpu_known;
 	uint64_t cmask;		/* per evaluation: nodes naming it culprit */
+	/* its records a full ring lost (an_records_lost): how many, the latest when */
+	uint64_t nlost;
+	uint64_t lost_t;
+	uint32_t nrefs;			/* comm ranks bound to this slot */
+	bool unused;			/* forgotten: on the free list */
 };
 
 struct an_host_st {
@@ -219,6 +312,8 @@ struct an {
 	struct hmap tcp;	/* (host<<32|pid, peer pid, remote) -> an_tcp_pair */
 	struct an_proc *procs;
 	uint32_t nprocs, cap_procs;
+	uint32_t *free_procs;	/* indexes of unused slots, reused first */
+	uint32_t nfree, cap_free;
 	struct an_stats stats;
 	struct an_verdict tmp;
 	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
@@ -226,10 +321,33 @@ struct an {
 	uint32_t nsuspected;	/* comms suspected now (step hooks on, live) */
 };
 
+static inline void an_fresh(struct an_rank *r, uint64_t t_ns)
+{
+	if (t_ns > r->fresh_ns)
+		r->fresh_ns = t_ns;
+}
+
+/*
+ * an_lost.c: ranks whose evidence is incomplete, their process having lost
+ * records after the rank's latest fresh one.  an_comm_lost: how many of
+ * C's ranks (running processes; one that exited or stopped is judged by
+ * /proc), *RANK the first, *NLOST the records their processes lost.
+ */
+uint32_t an_comm_lost(const struct an *an, const struct an_comm *c, int32_t *rank,
+		      uint64_t *nlost);
+/* V waits no longer for it: says so in its text and evidence */
+void an_lost_note(const struct an *an, const struct an_comm *c, struct an_verdict *v);
+/* a slow round of C ending at T_NS on HOST's clock, near a loss: not judged */
+bool an_lost_round(const struct an *an, const struct an_comm *c, uint32_t host,
+		   uint64_t t_ns);
+
 /* an_core.c */
 struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 			    bool create);
-struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create);
+/* the rank K names, for an input at T_NS (creates what CREATE allows) */
+struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
+			    uint64_t t_ns);
+void an_comm_free(struct an *an, struct an_comm *c);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
@@ -239,14 +357,11 @@ void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 /* an_slow.c: a rank's duration of round SG (entry to GPU completion) */
 struct an_slow;
 void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
-		      const struct an_sig *sg, uint64_t t_done, uint32_t host);
+		      const struct an_sig *sg, uint64_t t_done, bool end_exact,
+		      uint32_t host);
 void an_slow_free(struct an_slow *s);
-/* the host's clock: ends step samples (an_slow.c) */
+/* the host's clock: ends step samples (an_slow_sample.c) */
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
-/* an_format.c: named values appended to a verdict's evidence */
-void an_verdict_val_i(struct an_verdict *v, const char *key, int64_t i);
-void an_verdict_val_f(struct an_verdict *v, const char *key, double f);
-void an_verdict_val_s(struct an_verdict *v, const char *key, const char *s);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
 /* an_hw.c: an HW verdict about PID's rank in its largest comm; false: none */
@@ -261,15 +376,40 @@ int32_t an_net_common_rank(const struct an *an, const struct an_comm *c, uint32_
 /* retransmits on a rank's links that make its link the cause of a slowdown */
 #define AN_NET_MIN_RETRANS	20
 void an_net_free(struct an *an);
-/* step hooks on/off for C's processes: hang suspicion or slow sample */
-void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow);
+/* the TCP pairs of process (HOST, PID) are dropped */
+void an_net_forget(struct an *an, uint32_t host, uint32_t pid);
+/* an_forget.c: every rank C knows is gone (destroyed, or its process exited) */
+bool an_comm_over(const struct an *an, const struct an_comm *c);
+/* finished comms and exited processes whose time on HOST's clock is up */
+void an_forget(struct an *an, uint32_t host, uint64_t now_ns);
+/*
+ * an_detect.c: step hooks on (ON) or off for comm C's processes, for a hang
+ * suspicion or (SLOW) a step sample; hooks go on no earlier than T_NS on
+ * HOST's clock (the record that asked for them; 0: the host's latest clock
+ * tick).
+ */
+void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint32_t host,
+		     uint64_t t_ns);
+/*
+ * an_proxy.c: when the GPU of R's process could start round SG of COMM,
+ * completed at T_DONE: the call, or the end of an op launched before it
+ * (*HOLDER: that op's comm if another one, 0); *IDLE_SINCE: where the
+ * start is the call, since when its earlier ops were known done (0 unknown)
+ */
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
 		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
 		      uint64_t *idle_since);
 
+/* an_format.c: names of ops, data types and reductions ("op", "type9", "op7" unknown) */
+const char *an_fn_name(int fn);
+const char *an_dtype_name(int dtype, char *buf, size_t n);
+const char *an_redop_name(int redop, char *buf, size_t n);
+
 /* an_locate.c: fills c->st (ages use each host's latest clock) */
 void an_locate(struct an *an, struct an_comm *c);
 /*
+ * an_locate_gpu.c: what rank R of C has pending, for its process's GPU
+ * position (*OP, and *T its first sighting or its call's entry).
  * AN_HOLD_MEM: an open op known from a look at memory only (the attach
  * snapshot): which of several comms' ops a GPU runs first is not known.
  */
@@ -277,17 +417,18 @@ void an_locate(struct an *an, struct an_comm *c);
 enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN, AN_HOLD_MEM, AN_HOLD_MEM_AT };
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t);
+/*
+ * an_locate_gpu.c: where the GPU of each process of the N comms CS is
+ * (an_proc.gpu_known, gpu_comm, gpu_op); bumps an->gpu_gen on a change
+ */
+void an_locate_gpus(struct an *an, struct an_comm **cs, int n);
+/* an_locate_h3.c: the network-stuck send flows of C's stuck round, each to FN */
 typedef void (*an_flow_fn)(void *ctx, struct an_comm *c, int32_t owner,
 			   const struct an_progress *p, enum an_t4 t4);
 void an_stuck_flows(const struct an *an, struct an_comm *c, an_flow_fn fn,
 		    void *ctx);
+/* rank R, the common end of stuck flows in NCOMMS comms, is C's culprit */
 bool an_locate_net(struct an *an, struct an_comm *c, int32_t r,
 		   uint32_t nflows, uint32_t ncomms);
-void an_val_i(struct an_status *st, const char *key, int64_t v);
-void an_val_f(struct an_status *st, const char *key, double v);
-void an_val_s(struct an_status *st, const char *key, const char *v);
-const char *an_fn_name(int fn);
-const char *an_dtype_name(int dtype, char *buf, size_t n);
-const char *an_redop_name(int redop, char *buf, size_t n);
 
 #endif

@@ -88,6 +88,19 @@ void an_net_free(struct an *an)
 	hmap_free(&an->tcp);
 }
 
+void an_net_forget(struct an *an, uint32_t host, uint32_t pid)
+{
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->tcp, &it, &k, &v);)
+		if (k.a == ((uint64_t)host << 32 | pid)) {
+			hmap_del(&an->tcp, k);
+			free(v);
+		}
+}
+
 /* retransmits of P in the last NET_WINDOW_S seconds of its host's clock */
 static uint32_t recent(const struct an *an, const struct an_tcp_pair *p)
 {
@@ -191,7 +204,7 @@ void an_net_note(const struct an *an, const struct an_comm *c, struct an_verdict
 	char a[AN_LABEL_MAX + 8], b[AN_LABEL_MAX + 8];
 	uint32_t total = 0, resets = 0, closes = 0, i, nl = 0, cap = 0;
 	struct link *links = NULL;
-	size_t len, it;
+	size_t it;
 	struct hkey k;
 	void *val;
 
@@ -220,33 +233,27 @@ void an_net_note(const struct an *an, const struct an_comm *c, struct an_verdict
 		links[nl].p = p;
 		links[nl++].n = n;
 	}
-	len = strlen(v->text);
-	if (total && len < sizeof(v->text)) {
+	if (total) {
 		qsort(links, nl, sizeof(*links), link_cmp);
-		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
-			"; TCP: %u retransmits in the last %d s on the culprit's connections (",
+		an_text(v, "; TCP: %u retransmits in the last %d s on the culprit's connections (",
 			total, NET_WINDOW_S);
-		for (i = 0; i < nl && i < NOTE_LINKS && len < sizeof(v->text); i++) {
+		for (i = 0; i < nl && i < NOTE_LINKS; i++) {
 			end_name(an, c, links[i].p->host, links[i].p->pid, "", a, sizeof(a));
 			end_name(an, c, links[i].p->host, links[i].p->peer_pid, links[i].p->remote,
 				 b, sizeof(b));
-			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len, "%s%s->%s %u",
-						i ? ", " : "", a, b, links[i].n);
+			an_text(v, "%s%s->%s %u", i ? ", " : "", a, b, links[i].n);
 		}
-		if (len < sizeof(v->text))
-			len += (size_t)snprintf(v->text + len, sizeof(v->text) - len, "%s)",
-						nl > NOTE_LINKS ? ", ..." : "");
+		an_text(v, "%s)", nl > NOTE_LINKS ? ", ..." : "");
 	}
-	if ((resets || closes) && len < sizeof(v->text))
-		snprintf(v->text + len, sizeof(v->text) - len,
-			 "; TCP: %u resets, %u established connections closed", resets, closes);
+	if (resets || closes)
+		an_text(v, "; TCP: %u resets, %u established connections closed", resets, closes);
 	if (total) {
-		an_verdict_val_i(v, "tcp_retransmits", total);
-		an_verdict_val_i(v, "tcp_links", nl);
+		an_val_i(v, "tcp_retransmits", total);
+		an_val_i(v, "tcp_links", nl);
 	}
 	if (resets)
-		an_verdict_val_i(v, "tcp_resets", resets);
+		an_val_i(v, "tcp_resets", resets);
 	if (closes)
-		an_verdict_val_i(v, "tcp_closes", closes);
+		an_val_i(v, "tcp_closes", closes);
 	free(links);
 }

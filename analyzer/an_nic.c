@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * NIC evidence (tier D, issue 7): the RDMA verbs control path of a traced
+ * NIC evidence (tier D): the RDMA verbs control path of a traced
  * process's NIC.  A QP moved to error, a QP or CQ async error, a port down
  * or a fatal device error gives an "HW" verdict naming the NIC and port for
  * the process's rank; the H3 and slow verdicts that name the process cite
@@ -69,19 +69,18 @@ static void qp_words(const struct an_nic_event *e, char *out, size_t n)
 
 static void nic_values(struct an_verdict *v, const struct an_nic_event *e)
 {
-	an_verdict_val_s(v, "nic", e->dev);
+	an_val_s(v, "nic", e->dev);
 	if (e->port)
-		an_verdict_val_i(v, "port", e->port);
+		an_val_i(v, "port", e->port);
 	if (e->qp_num)
-		an_verdict_val_i(v, "qp", e->qp_num);
-	an_verdict_val_s(v, "nic_event", an_nic_event_name(e));
+		an_val_i(v, "qp", e->qp_num);
+	an_val_s(v, "nic_event", an_nic_event_name(e));
 }
 
 void an_nic_note(const struct an *an, struct an_verdict *v)
 {
 	char nic[48], qp[24];
 	uint32_t i;
-	size_t len;
 
 	for (i = 0; i < v->ncul; i++) {
 		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
@@ -90,12 +89,9 @@ void an_nic_note(const struct an *an, struct an_verdict *v)
 			continue;
 		nic_name(&p->nic, nic, sizeof(nic));
 		qp_words(&p->nic, qp, sizeof(qp));
-		len = strlen(v->text);
-		if (len < sizeof(v->text))
-			snprintf(v->text + len, sizeof(v->text) - len,
-				 "; the NIC %s of rank %d reported %s%s%s", nic,
-				 v->cul[i].rank, an_nic_event_name(&p->nic), qp,
-				 p->nic_up_again ? " (the port is active again)" : "");
+		an_text(v, "; the NIC %s of rank %d reported %s%s%s", nic,
+			v->cul[i].rank, an_nic_event_name(&p->nic), qp,
+			p->nic_up_again ? " (the port is active again)" : "");
 		nic_values(v, &p->nic);
 		return;		/* the first culprit's: one NIC error per verdict */
 	}
@@ -140,8 +136,8 @@ void an_nic_error(struct an *an, uint32_t host, uint32_t pid,
 		return;
 	nic_name(&mp->nic, nic, sizeof(nic));
 	qp_words(&mp->nic, qp, sizeof(qp));
-	snprintf(v->text, sizeof(v->text), "the NIC %s of rank %d (pid %u) reported %s%s",
-		 nic, v->cul[0].rank, pid, an_nic_event_name(&mp->nic), qp);
+	an_text(v, "the NIC %s of rank %d (pid %u) reported %s%s",
+		nic, v->cul[0].rank, pid, an_nic_event_name(&mp->nic), qp);
 	nic_values(v, &mp->nic);
 	an->stats.verdicts++;
 	if (an->sink.verdict)

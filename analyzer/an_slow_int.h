@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Slow diagnosis inside the analyzer: the per-comm state shared by the
- * CCL-D glue (an_slow.c) and the detectors that need no history
+ * rounds (an_slow.c), CCL-D's events and verdicts (an_slow_ccld.c), the
+ * step samples (an_slow_sample.c) and the detectors that need no history
  * (an_slow_nohist.c).
  */
 #ifndef CCLD_AN_SLOW_INT_H
@@ -19,12 +20,16 @@ struct slow_round {
 	uint32_t host;		/* the host of t_end */
 	uint64_t t_end;		/* latest completion */
 	uint64_t sig;		/* op signature, for the iteration period */
+	bool sig_known;		/* ... with SIG_AFTER known */
 	int fn;
 	uint32_t nexact;	/* ranks whose start is known: the GPU reached the
 				 * op then (step hooks), or was idle at the call */
 	uint32_t narr;		/* ranks whose start is the GPU's (step hooks) */
 	uint32_t nundec;	/* ranks whose process is not judged yet (too few
 				 * calls to tell whether it waits for its GPU) */
+	uint32_t nshared;	/* ranks whose end is a tier B completion that
+				 * came after the process called into another
+				 * comm: a bound shared with that later op */
 	double *dur;		/* [nranks] ns, NaN unknown */
 	double *dur_bound;	/* [nranks] ns, from the start known without
 				 * step hooks' arrivals (a bound where the CPU
@@ -60,6 +65,7 @@ struct an_slow {
 	bool active;		/* an incident is open */
 	int32_t root_cul;	/* its culprit rank */
 	enum an_class cls;	/* its class */
+	double *dur_hooked;	/* [nranks] scratch: a hooked round's durations */
 	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
 				 * last (its latest round started after it), 0 */
 	/* iterations while step hooks were on: not judged, not counted */
@@ -92,6 +98,8 @@ struct an_slow {
 				 * another comm that ended late (a cascade of it) */
 	uint64_t *arr_holder;	/* [nranks] ... that comm, the latest */
 	uint64_t samp_next;	/* no sample of this comm before (host clock) */
+	uint64_t defer_t0;	/* a sample waits for a neighbour since, 0 */
+	bool samp_defer;	/* ... a CCL-D onset's, for the round in pend */
 	/* no history needed (an_slow_nohist.c, slow_peer.c) */
 	struct sl_peer *peer;	/* rounds with known starts: who arrives last */
 	/*
@@ -107,6 +115,7 @@ struct an_slow {
 	uint64_t exact_bits;	/* newest judged rounds with known starts, bit 0 newest */
 	uint64_t njudged;	/* judged rounds */
 	uint64_t sig0;		/* the comm's first op signature ... */
+	bool have_sig0;
 	int64_t sig0_iters;	/* ... and its rounds: iterations for these two */
 	bool peer_active;	/* an S1 incident opened by peer comparison */
 	uint32_t peer_clean;	/* rounds with known starts since it was named */
@@ -129,6 +138,7 @@ struct an_slow {
 #define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
 #define SAMPLE_STEPS	8		/* send steps timed per rank */
 #define SAMPLE_COOLDOWN_NS	30000000000ull	/* after a sample that explained nothing */
+#define SAMPLE_DEFER_NS	2000000000ull	/* a sample waits for a neighbour this long at most */
 /*
  * Step hooks fire for every comm of a hooked process: a comm with more
  * processes than this on one host is not sampled (8 on one machine flood
@@ -144,28 +154,50 @@ struct an_slow {
  */
 #define IDLE_MIN_NS	1000000ull
 #define PROC_CALLS_MIN	8	/* judged calls of a process before it is known */
+#define PROC_IDLE_EARLY	2	/* ... or this many of them on an idle GPU */
 
 /* what a step sample was started for (an_slow.pend_ev beyond SL_EV_*) */
 #define PEND_RISE	0x1000	/* the network part rose: class and culprit from it */
 #define PEND_ARRIVE	0x2000	/* CCL-D's S1 where starts are unknown: who arrives last */
 
-/* an_slow.c */
+/* an_slow.c: durations and rounds */
 void slow_det_relearn(struct an *an, struct an_comm *c);
+
+/* an_slow_ccld.c: CCL-D's events and verdicts */
 void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_verdict *v,
 		      int32_t rank);
 bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *root,
 		     uint64_t held);
 const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank);
+/* a judged round's Tmax, kept per op signature for the comparable-group check */
+void slow_note_round(struct an_slow *s, const struct slow_round *rd, int32_t nranks);
+/* CCL-D's events EV (SL_EV_*) on round RD: a verdict, or first a step sample */
+void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		     int64_t iter, int ev);
+/* CCL-D's verdict about round RD for the events EV (SL_EV_*) */
+void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
+	       int64_t iter, int ev);
+
+/* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med);
-bool slow_can_sample(const struct an *an, const struct an_comm *c, uint64_t now);
+bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       int64_t iter, int ev);
+/* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */
+bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now);
+/* the round the sample's verdict will be about */
+void slow_sample_for(struct an_comm *c, const struct slow_round *rd, int64_t iter, int ev);
+/* a CCL-D onset whose sample waited for a neighbour: the sample, or the verdict */
+void slow_deferred_sample(struct an *an, struct an_comm *c, uint64_t now);
 
 /* an_slow_nohist.c */
 bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks);
 void slow_nohist_free(struct an_slow *s);
+/* the rank of C whose process is rank ORANK of comm O, else -1 */
+int32_t member_of(const struct an *an, const struct an_comm *c,
+		  const struct an_comm *o, int32_t orank);
 /* a round of C while step hooks sample it: who arrived last */
 void slow_sampled_round(struct an_comm *c, const struct slow_round *rd);
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Slow diagnosis that needs no healthy history (issue 13), next to CCL-D's
- * detector (an_slow.c), on the same judged rounds:
+ * Slow diagnosis that needs no healthy history (docs/slow.md), next to CCL-D's
+ * detector (an_slow_ccld.c), on the same judged rounds:
  *
  *  - peer comparison: over rounds whose every start is known, one rank
  *    arriving last nearly every round, the others waiting for it a real
@@ -248,8 +248,8 @@ static void send_verdict(struct an *an, struct an_verdict *v)
 /* ---- peer comparison ---------------------------------------------------- */
 
 /* a process of comm O is one of C's ranks: that rank, else -1 */
-static int32_t member_of(const struct an *an, const struct an_comm *c,
-			 const struct an_comm *o, int32_t orank)
+int32_t member_of(const struct an *an, const struct an_comm *c,
+		  const struct an_comm *o, int32_t orank)
 {
 	const struct an_proc *p = an_proc_of(an, &o->r[orank]);
 	int32_t k;
@@ -296,33 +296,33 @@ static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round 
 
 	v->onset_ns = p->t_first;
 	if (recovered) {
-		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back: rank %d"
-			 " no longer arrives last (%u rounds with every start known"
-			 " since it was)", c->hash, p->rank, c->slow->peer_clean);
+		an_text(v, "comm %016" PRIx64 " is back: rank %d"
+			" no longer arrives last (%u rounds with every start known"
+			" since it was)", c->hash, p->rank, c->slow->peer_clean);
 	} else {
-		snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " has a straggler:"
-			 " rank %d arrives last in %u of its %u latest rounds whose"
-			 " every start is known (%u iterations, %.1f s), the others"
-			 " waiting %.1f ms for it each time (median) of %.1f ms between"
-			 " rounds; found by comparing the ranks, no healthy history"
-			 " needed: computation (S1); %.2f s lost in those rounds (%.1f ms"
-			 " per iteration)%s", c->hash, p->rank, p->last, p->rounds,
-			 p->iters, span, p->gap_ns / 1e6, p->interval_ns / 1e6,
-			 p->lost_ns / 1e9, p->lost_ns / 1e6 / (p->iters ? p->iters : 1),
-			 root ? "; a cascade: the same rank slows a comm already"
-			 " reported" : v->role == AN_CASCADE ? "; a cascade: it reaches"
-			 " these ops late because its earlier op in another comm ends"
-			 " late" : "");
+		an_text(v, "comm %016" PRIx64 " has a straggler:"
+			" rank %d arrives last in %u of its %u latest rounds whose"
+			" every start is known (%u iterations, %.1f s), the others"
+			" waiting %.1f ms for it each time (median) of %.1f ms between"
+			" rounds; found by comparing the ranks, no healthy history"
+			" needed: computation (S1); %.2f s lost in those rounds (%.1f ms"
+			" per iteration)%s", c->hash, p->rank, p->last, p->rounds,
+			p->iters, span, p->gap_ns / 1e6, p->interval_ns / 1e6,
+			p->lost_ns / 1e9, p->lost_ns / 1e6 / (p->iters ? p->iters : 1),
+			root ? "; a cascade: the same rank slows a comm already"
+			" reported" : v->role == AN_CASCADE ? "; a cascade: it reaches"
+			" these ops late because its earlier op in another comm ends"
+			" late" : "");
 	}
-	an_verdict_val_s(v, "detector", "peer");
-	an_verdict_val_i(v, "s1_rank", p->rank);
-	an_verdict_val_i(v, "rounds", p->rounds);
-	an_verdict_val_i(v, "last_rounds", p->last);
-	an_verdict_val_i(v, "slow_iters", p->iters);
-	an_verdict_val_f(v, "gap_ms", p->gap_ns / 1e6);
-	an_verdict_val_f(v, "interval_ms", p->interval_ns / 1e6);
-	an_verdict_val_f(v, "lost_s", p->lost_ns / 1e9);
-	an_verdict_val_i(v, "nranks", c->nranks);
+	an_val_s(v, "detector", "peer");
+	an_val_i(v, "s1_rank", p->rank);
+	an_val_i(v, "rounds", p->rounds);
+	an_val_i(v, "last_rounds", p->last);
+	an_val_i(v, "slow_iters", p->iters);
+	an_val_f(v, "gap_ms", p->gap_ns / 1e6);
+	an_val_f(v, "interval_ms", p->interval_ns / 1e6);
+	an_val_f(v, "lost_s", p->lost_ns / 1e9);
+	an_val_i(v, "nranks", c->nranks);
 	send_verdict(an, v);
 }
 
@@ -346,9 +346,22 @@ static void peer_round(struct an *an, struct an_comm *c, const struct slow_round
 	bool named = sl_peer_round(s->peer, rd->dur, rd->t_end, s->sig0_iters, &res);
 
 	if (s->peer_active) {
-		if (named && res.rank == s->pres.rank) {
+		double gap;
+		int32_t last = last_arriver(c, rd, &gap);
+
+		/*
+		 * Still late by half of what it was when named, judged on this
+		 * round: the run's older rounds would keep it named while
+		 * chance makes it last again (every other round with 2 ranks),
+		 * and a run reaching back over rounds long past (ties left out)
+		 * has an interval its gaps no longer cost.  A tie (everyone
+		 * together) is a clean round: between slow ones it changes
+		 * nothing, they start the count again.
+		 */
+		if (last == s->pres.rank && gap >= s->pres.gap_ns / 2) {
 			s->peer_clean = 0;
-			s->pres = res;
+			if (named && res.rank == s->pres.rank)
+				s->pres = res;
 			return;
 		}
 		if (++s->peer_clean < PEER_RECOVER)
@@ -421,37 +434,32 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	const struct sl_rise_result *r = &s->rres;
 	const struct an_comm *root;
 	struct an_verdict *v = nohist_verdict(an, c, rd, now, cls, rank, false, 0, &root);
-	size_t len;
 
 	v->onset_ns = r->t_onset;
-	len = (size_t)snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is slower:"
+	an_text(v, "comm %016" PRIx64 " is slower:"
 		" the network part of its rounds (last arrival to completion) rose from"
 		" %.2f ms to %.2f ms (%.1fx) and stayed there for %u iterations, %.1f s",
 		c->hash, r->base_ns / 1e6, r->level_ns / 1e6, r->level_ns / r->base_ns,
 		r->iters, (double)(now - r->t_onset) / 1e9);
-	if (named && len < sizeof(v->text))
-		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
-			"; its rank %d is the culprit already named in comm %016" PRIx64
+	if (named)
+		an_text(v, "; its rank %d is the culprit already named in comm %016" PRIx64
 			" (%s): a cascade", rank, named->hash, an_class_name(cls));
-	else if (cls == AN_S2 && len < sizeof(v->text))
-		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
-			"; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
+	else if (cls == AN_S2)
+		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
 			" straggler (communication, S2)", SAMPLE_NS / 1e9, rank, a / 1e6,
 			b / 1e6);
-	else if (len < sizeof(v->text))
-		len += (size_t)snprintf(v->text + len, sizeof(v->text) - len,
-			"; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
+	else
+		an_text(v, "; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
 			" %.0f%% of %u rounds, %.1f ms after the others (mean), and no"
 			" rank's sends are slow in the network: computation (S1; its CPU"
 			" queues its calls ahead of its GPU, so the call is not its"
 			" arrival)", SAMPLE_NS / 1e9, rank, 100 * a, s->arr_rounds, b / 1e6);
-	if (len < sizeof(v->text))
-		snprintf(v->text + len, sizeof(v->text) - len, "; %.2f s lost so far"
-			 " (%.1f ms per iteration)%s", r->lost_ns / 1e9,
-			 r->lost_ns / 1e6 / (r->iters ? r->iters : 1),
-			 root && !named ? "; a cascade: the same rank slows a comm"
-			 " already reported" : "");
+	an_text(v, "; %.2f s lost so far"
+		" (%.1f ms per iteration)%s", r->lost_ns / 1e9,
+		r->lost_ns / 1e6 / (r->iters ? r->iters : 1),
+		root && !named ? "; a cascade: the same rank slows a comm"
+		" already reported" : "");
 	if (named) {
 		v->role = AN_CASCADE;
 		v->blocked_comm = named->hash;
@@ -466,26 +474,24 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 		v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
 				 (h ? h->r[0].entered : -1);
 		c->slow_cascade = true;
-		len = strlen(v->text);
-		if (len < sizeof(v->text))
-			snprintf(v->text + len, sizeof(v->text) - len, "; a cascade: its GPU"
-				 " came straight from its op in comm %016" PRIx64 ", which"
-				 " ended late", s->arr_held_by);
+		an_text(v, "; a cascade: its GPU"
+			" came straight from its op in comm %016" PRIx64 ", which"
+			" ended late", s->arr_held_by);
 	}
-	an_verdict_val_s(v, "detector", "network part");
-	an_verdict_val_f(v, "net_part_ms_before", r->base_ns / 1e6);
-	an_verdict_val_f(v, "net_part_ms_after", r->level_ns / 1e6);
-	an_verdict_val_i(v, "slow_iters", r->iters);
-	an_verdict_val_f(v, "lost_s", r->lost_ns / 1e9);
-	an_verdict_val_i(v, "nranks", c->nranks);
+	an_val_s(v, "detector", "network part");
+	an_val_f(v, "net_part_ms_before", r->base_ns / 1e6);
+	an_val_f(v, "net_part_ms_after", r->level_ns / 1e6);
+	an_val_i(v, "slow_iters", r->iters);
+	an_val_f(v, "lost_s", r->lost_ns / 1e9);
+	an_val_i(v, "nranks", c->nranks);
 	if (cls == AN_S2 && !named) {
-		an_verdict_val_i(v, "s2_rank", rank);
-		an_verdict_val_f(v, "s2_step_ms", a / 1e6);
-		an_verdict_val_f(v, "s2_step_median_ms", b / 1e6);
+		an_val_i(v, "s2_rank", rank);
+		an_val_f(v, "s2_step_ms", a / 1e6);
+		an_val_f(v, "s2_step_median_ms", b / 1e6);
 	} else if (!named) {
-		an_verdict_val_i(v, "s1_rank", rank);
-		an_verdict_val_f(v, "arrive_last_share", a);
-		an_verdict_val_f(v, "arrive_gap_ms", b / 1e6);
+		an_val_i(v, "s1_rank", rank);
+		an_val_f(v, "arrive_last_share", a);
+		an_val_f(v, "arrive_gap_ms", b / 1e6);
 	}
 	if (cls == AN_S2)
 		an_net_note(an, c, v);
@@ -504,11 +510,11 @@ static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_r
 					      true, 0, &root);
 
 	v->onset_ns = s->rres.t_onset;
-	snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is back: the network part"
-		 " of its rounds fell to %.2f ms (its level before: %.2f ms)", c->hash,
-		 s->rres.level_ns / 1e6, s->rres.base_ns / 1e6);
-	an_verdict_val_s(v, "detector", "network part");
-	an_verdict_val_f(v, "net_part_ms", s->rres.level_ns / 1e6);
+	an_text(v, "comm %016" PRIx64 " is back: the network part"
+		" of its rounds fell to %.2f ms (its level before: %.2f ms)", c->hash,
+		s->rres.level_ns / 1e6, s->rres.base_ns / 1e6);
+	an_val_s(v, "detector", "network part");
+	an_val_f(v, "net_part_ms", s->rres.level_ns / 1e6);
 	s->rise_said = false;
 	send_verdict(an, v);
 }
@@ -546,6 +552,9 @@ static void rise_round(struct an *an, struct an_comm *c, const struct slow_round
 	bool covered;
 	int ev;
 
+	/* its shortest duration runs to another comm's later op: not its network part */
+	if (rd->nshared)
+		return;
 	for (k = 0; k < c->nranks; k++)
 		if (rd->dur[k] < tmin)
 			tmin = rd->dur[k];
@@ -601,20 +610,20 @@ static void unsaid_round(struct an *an, struct an_comm *c, const struct slow_rou
 	v->blocked_comm = o->hash;
 	v->blocked_seq = o->slow_seq;
 	c->slow_cascade = true;
-	snprintf(v->text, sizeof(v->text), "comm %016" PRIx64 " is slower: round time"
-		 " %.1f ms against a baseline of %.1f ms (R = %.2f > %.2f) since"
-		 " iteration %" PRId64 "; its CPUs queue their calls ahead of their"
-		 " GPUs, so its rounds do not say who arrives last; its rank %d is the"
-		 " culprit already named in comm %016" PRIx64 " (%s): a cascade",
-		 c->hash, res->tmax_ns / 1e6, res->tbase_ns / 1e6, res->r, res->thr,
-		 res->onset_iter + s->iter_skip, rank, o->hash, an_class_name(o->slow->cls));
-	an_verdict_val_f(v, "tbase_ms", res->tbase_ns / 1e6);
-	an_verdict_val_f(v, "tmax_ms", res->tmax_ns / 1e6);
-	an_verdict_val_f(v, "r", res->r);
-	an_verdict_val_i(v, "onset_iter", res->onset_iter + s->iter_skip);
-	an_verdict_val_f(v, "lost_s", res->lost_ns / 1e9);
-	an_verdict_val_i(v, "slow_iters", res->slow_iters);
-	an_verdict_val_i(v, "nranks", c->nranks);
+	an_text(v, "comm %016" PRIx64 " is slower: round time"
+		" %.1f ms against a baseline of %.1f ms (R = %.2f > %.2f) since"
+		" iteration %" PRId64 "; its CPUs queue their calls ahead of their"
+		" GPUs, so its rounds do not say who arrives last; its rank %d is the"
+		" culprit already named in comm %016" PRIx64 " (%s): a cascade",
+		c->hash, res->tmax_ns / 1e6, res->tbase_ns / 1e6, res->r, res->thr,
+		res->onset_iter + s->iter_skip, rank, o->hash, an_class_name(o->slow->cls));
+	an_val_f(v, "tbase_ms", res->tbase_ns / 1e6);
+	an_val_f(v, "tmax_ms", res->tmax_ns / 1e6);
+	an_val_f(v, "r", res->r);
+	an_val_i(v, "onset_iter", res->onset_iter + s->iter_skip);
+	an_val_f(v, "lost_s", res->lost_ns / 1e9);
+	an_val_i(v, "slow_iters", res->slow_iters);
+	an_val_i(v, "nranks", c->nranks);
 	send_verdict(an, v);
 }
 
@@ -625,9 +634,17 @@ void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round
 	bool exact = rd->nexact == (uint32_t)c->nranks;
 	bool was = slow_runahead(s);
 
-	if (!s->njudged++)
+	/*
+	 * The first signature whose SIG_AFTER is known: a process's first call
+	 * since the attach has no call before it, and its signature would not
+	 * come again
+	 */
+	if (!s->have_sig0 && rd->sig_known) {
 		s->sig0 = rd->sig;
-	if (rd->sig == s->sig0)
+		s->have_sig0 = true;
+	}
+	s->njudged++;
+	if (s->have_sig0 && rd->sig == s->sig0)
 		s->sig0_iters++;
 	s->exact_bits = s->exact_bits << 1 | exact;
 	if (an->debug && was != slow_runahead(s))

@@ -111,10 +111,13 @@ static void put_op(struct wbuf *b, const struct an_op *op)
 	put32(b, op->root);
 	put32(b, op->peer);
 	put64(b, op->t_ns);
+	put8(b, op->seq_from_attach ? AN_OPF_SEQ_FROM_ATTACH : 0);
 }
 
-static void get_op(struct rbuf *b, struct an_op *op)
+static void get_op(struct rbuf *b, struct an_op *op, uint8_t ver)
 {
+	uint8_t flags;
+
 	op->tid = get32(b);
 	op->fn = get8(b);
 	op->seq = (int64_t)get64(b);
@@ -124,7 +127,9 @@ static void get_op(struct rbuf *b, struct an_op *op)
 	op->root = (int32_t)get32(b);
 	op->peer = (int32_t)get32(b);
 	op->t_ns = get64(b);
-	if (op->fn == 0)
+	flags = ver >= 3 ? get8(b) : 0;
+	op->seq_from_attach = flags & AN_OPF_SEQ_FROM_ATTACH;
+	if (op->fn == 0 || (flags & ~AN_OPF_SEQ_FROM_ATTACH))
 		b->bad = true;
 }
 
@@ -215,25 +220,30 @@ static void get_nic(struct rbuf *b, struct an_nic_event *e)
 		b->bad = true;
 }
 
-/* AW_THREAD: pid, tid, state, main, syscall, arg0, name and wchan texts */
+/*
+ * AW_THREAD: pid, tid, state, main, syscall, arg0, name and wchan texts;
+ * version 6: the fd's path text
+ */
 static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 {
 	char name[sizeof(t->name) + 1], wchan[sizeof(t->wchan) + 1];
+	char path[sizeof(t->path) + 1];
 
 	snprintf(name, sizeof(name), "%.*s", (int)sizeof(t->name), t->name);
 	snprintf(wchan, sizeof(wchan), "%.*s", (int)sizeof(t->wchan), t->wchan);
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(t->path), t->path);
 	put32(b, pid);
 	put32(b, t->tid);
 	put8(b, t->state);
 	put8(b, t->main);
 	put32(b, t->syscall);
 	put64(b, t->arg0);
-	if (put_text(b, name) || put_text(b, wchan))
+	if (put_text(b, name) || put_text(b, wchan) || put_text(b, path))
 		return -EINVAL;
 	return 0;
 }
 
-static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t)
+static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t, uint8_t ver)
 {
 	char txt[AN_LABEL_MAX];
 	uint8_t main;
@@ -253,13 +263,22 @@ static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t)
 	if (strlen(txt) >= sizeof(t->wchan))
 		b->bad = true;
 	snprintf(t->wchan, sizeof(t->wchan), "%.*s", (int)sizeof(t->wchan) - 1, txt);
+	if (ver >= 6) {
+		get_text(b, txt);
+		if (strlen(txt) >= sizeof(t->path))
+			b->bad = true;
+		snprintf(t->path, sizeof(t->path), "%.*s", (int)sizeof(t->path) - 1, txt);
+	}
 	if (main > 1 || t->syscall < -2 ||
 	    !((t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z')))
 		b->bad = true;
 	t->main = main;
 }
 
-/* AW_LAUNCHED: ncoll, flags (1 coll_ops known, 2 dead), coll_ops, nfn, per_fn */
+/*
+ * AW_LAUNCHED: ncoll, flags (1 coll_ops known, 2 dead, 4 hosts known, 8 one
+ * host), coll_ops, nfn, per_fn
+ */
 static int put_launch(struct wbuf *b, const struct an_launch *l)
 {
 	uint32_t i;
@@ -267,7 +286,8 @@ static int put_launch(struct wbuf *b, const struct an_launch *l)
 	if (l->nfn > AN_SEQ_FNS || l->ncoll < -1)
 		return -EINVAL;
 	put64(b, l->ncoll);
-	put8(b, (l->has_coll_ops ? 1 : 0) | (l->dead ? 2 : 0));
+	put8(b, (l->has_coll_ops ? 1 : 0) | (l->dead ? 2 : 0) | (l->hosts_known ? 4 : 0) |
+		(l->intra_node ? 8 : 0));
 	put64(b, l->coll_ops);
 	put8(b, l->nfn);
 	for (i = 0; i < l->nfn; i++)
@@ -275,7 +295,7 @@ static int put_launch(struct wbuf *b, const struct an_launch *l)
 	return 0;
 }
 
-static void get_launch(struct rbuf *b, struct an_launch *l)
+static void get_launch(struct rbuf *b, struct an_launch *l, uint8_t ver)
 {
 	uint8_t flags;
 	uint32_t i;
@@ -285,12 +305,14 @@ static void get_launch(struct rbuf *b, struct an_launch *l)
 	flags = get8(b);
 	l->coll_ops = get64(b);
 	l->nfn = get8(b);
-	if (flags > 3 || l->nfn > AN_SEQ_FNS || l->ncoll < -1) {
+	if (flags > (ver >= 4 ? 15 : 3) || l->nfn > AN_SEQ_FNS || l->ncoll < -1) {
 		b->bad = true;
 		l->nfn = 0;
 	}
 	l->has_coll_ops = flags & 1;
 	l->dead = flags & 2;
+	l->hosts_known = flags & 4;
+	l->intra_node = flags & 8;
 	for (i = 0; i < l->nfn; i++)
 		l->per_fn[i] = get64(b);
 }
@@ -316,6 +338,7 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		break;
 	case AW_ENTER:
 	case AW_RETURN:
+	case AW_OP_DONE:
 		put_key(&b, &w->k);
 		put_op(&b, &w->op);
 		if (w->type == AW_RETURN)
@@ -340,7 +363,7 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put32(&b, w->exit_status);
 		break;
 	case AW_LABEL:
-		if (w->label_kind < AN_LABEL_POD || w->label_kind > AN_LABEL_CONTAINER)
+		if (w->label_kind < AN_LABEL_POD || w->label_kind > AN_LABEL_MAX_KIND)
 			return -EINVAL;
 		put32(&b, w->k.pid);
 		put8(&b, w->label_kind);
@@ -381,6 +404,10 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		if (put_thread(&b, w->k.pid, &w->thread))
 			return -EINVAL;
 		break;
+	case AW_LOST:
+		put32(&b, w->k.pid);
+		put64(&b, w->lost);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -402,7 +429,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		snprintf(err, errlen, "record of %zu bytes: too short", len);
 		return -EINVAL;
 	}
-	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED)) {
+	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED) ||
+	    (ver < 3 && type >= AW_OP_DONE) || (ver < 5 && type >= AW_LOST)) {
 		snprintf(err, errlen, "record version %u, this analyzer reads 1 to %u", ver,
 			 AN_WIRE_VERSION);
 		return -EINVAL;
@@ -421,8 +449,9 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		break;
 	case AW_ENTER:
 	case AW_RETURN:
+	case AW_OP_DONE:
 		get_key(&b, &w->k);
-		get_op(&b, &w->op);
+		get_op(&b, &w->op, ver);
 		w->op.k = w->k;
 		if (type == AW_RETURN)
 			w->ret = (int64_t)get64(&b);
@@ -454,7 +483,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	case AW_LABEL:
 		w->k.pid = get32(&b);
 		st = get8(&b);
-		if (st < AN_LABEL_POD || st > AN_LABEL_CONTAINER)
+		/* the ranks came with version 6 */
+		if (st < AN_LABEL_POD || st > (ver < 6 ? AN_LABEL_CONTAINER : AN_LABEL_MAX_KIND))
 			b.bad = true;
 		w->label_kind = (enum an_label)st;
 		get_text(&b, w->label);
@@ -484,10 +514,14 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		break;
 	case AW_LAUNCHED:
 		get_key(&b, &w->k);
-		get_launch(&b, &w->launch);
+		get_launch(&b, &w->launch, ver);
 		break;
 	case AW_THREAD:
-		get_thread(&b, &w->k.pid, &w->thread);
+		get_thread(&b, &w->k.pid, &w->thread, ver);
+		break;
+	case AW_LOST:
+		w->k.pid = get32(&b);
+		w->lost = get64(&b);
 		break;
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
@@ -532,6 +566,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 	case AW_COMPLETE_UPTO:
 		an_complete_upto(an, &k, w->upto, w->t_ns);
 		break;
+	case AW_OP_DONE:
+		an_op_complete(an, &op, w->t_ns);
+		break;
 	case AW_PROGRESS:
 		an_progress(an, &k, &w->subs[0], w->t_ns);
 		break;
@@ -559,6 +596,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_THREAD:
 		an_thread_state(an, host, w->k.pid, &w->thread, w->t_ns);
+		break;
+	case AW_LOST:
+		an_records_lost(an, host, w->k.pid, w->lost, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -21,10 +21,15 @@
 
 /*
  * Version 2 added AW_LAUNCHED, AW_THREAD and the op arguments of proxy
- * subs; a decoder of version 2 still reads version-1 records (an agent
- * not upgraded yet), an older one refuses version 2.
+ * subs; version 3 a flags byte after an op (1: seq counted from the
+ * attach) and AW_OP_DONE; version 4 AW_LAUNCHED's flags 4 (hosts known)
+ * and 8 (one host); version 5 AW_LOST; version 6 AW_THREAD's fd path and
+ * AW_LABEL kinds 4 and 5 (the launcher's global and local rank).  A
+ * decoder reads every older version (an agent not upgraded yet), an older
+ * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		2
+#define AN_WIRE_VERSION		6
+#define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)
 
@@ -44,6 +49,8 @@ enum an_wire_type {
 	AW_RDMA,		/* an_nic_error */
 	AW_LAUNCHED,		/* an_launched (version 2) */
 	AW_THREAD,		/* an_thread_state (version 2) */
+	AW_OP_DONE,		/* an_op_complete (version 3): a p2p op's GPU end */
+	AW_LOST,		/* an_records_lost (version 5) */
 	AW_TYPE_MAX,
 };
 
@@ -54,7 +61,7 @@ struct an_wire {
 	struct an_key k;	/* rank records; .pid alone for AW_PROC */
 	uint64_t parent;	/* AW_RANK */
 	int64_t realtime_offset_ns;	/* AW_CLOCK */
-	struct an_op op;	/* AW_ENTER, AW_RETURN (op.k == k) */
+	struct an_op op;	/* AW_ENTER, AW_RETURN, AW_OP_DONE (op.k == k) */
 	int64_t ret;		/* AW_RETURN */
 	int64_t upto;		/* AW_COMPLETE_UPTO */
 	enum an_proc_state proc_state;	/* AW_PROC */
@@ -69,6 +76,7 @@ struct an_wire {
 	uint8_t tcp_old, tcp_new;	/* AW_TCP: TCP states (AN_TCP_STATE) */
 	struct an_launch launch;	/* AW_LAUNCHED */
 	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
+	uint64_t lost;			/* AW_LOST (k.pid): its records lost so far */
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The hang analyzer (DESIGN.md section 5): cross-rank detection and location
+ * The hang analyzer (docs/analyzer.md): cross-rank detection and location
  * of H1 (not entered), H2 (inconsistent op) and H3 (all entered, no progress)
  * hangs, with cascades across communicators (Mycroft 5.2).
  *
@@ -39,6 +39,20 @@ struct an_config {
 	 */
 	uint32_t slow_min_iters;
 	double slow_min_s;
+	/*
+	 * Each process's calls come in the order it made them (one tracer's
+	 * ring buffer, a capture; default true): a call tells whether it
+	 * opens a run of its comm's ops (SIG_AFTER, docs/slow.md).  The fleet
+	 * analyzer's shards do not keep that order across comms.
+	 */
+	bool call_order;
+	/*
+	 * A communicator whose every known rank is gone (destroyed, or its
+	 * process exited), with no input for this long, is forgotten, and so
+	 * is an exited process no rank refers to: default 30 s, 0 never
+	 * (docs/analyzer.md, "Forgetting finished communicators").
+	 */
+	double forget_s;
 };
 
 /* The one comm rank that a record is about. */
@@ -56,6 +70,12 @@ struct an_op {
 	uint32_t tid;
 	int fn;			/* enum ccld_fn: collective, CCLD_FN_SEND or _RECV */
 	int64_t seq;		/* collectives: per comm; p2p: per (comm, peer, fn) */
+	/*
+	 * seq was counted from ccld's attach, not from the comm's creation:
+	 * another rank's count may have started at another op, so the two
+	 * are never compared as if they named the same op.
+	 */
+	bool seq_from_attach;
 	uint64_t count;
 	uint8_t dtype;		/* ncclDataType_t */
 	uint8_t redop;		/* ncclRedOp_t, 0xff none */
@@ -108,6 +128,8 @@ struct an_launch {
 	uint32_t nfn;		/* per_fn entries known (0..AN_SEQ_FNS) */
 	uint64_t per_fn[AN_SEQ_FNS];	/* seqNumber[ncclFunc_t] */
 	bool dead;		/* its process exited: named by a peer's table */
+	bool hosts_known;	/* its peer table was read: intra_node holds */
+	bool intra_node;	/* one host, over intra-node transports (no proxy) */
 };
 
 /* One thread of a traced process, as /proc shows it (CCLD_EV_THREAD). */
@@ -119,6 +141,7 @@ struct an_thread {
 	uint64_t arg0;		/* its first argument */
 	char name[16];
 	char wchan[32];
+	char path[56];		/* what the fd ARG0 names, where the call takes one; "" */
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
@@ -242,6 +265,17 @@ void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		   enum an_proc_state st, int exit_status, uint64_t t_ns);
 
 /*
+ * Process PID has lost TOTAL records so far (a full ring buffer; both
+ * rings, cumulative: a repeat changes nothing), the latest at T_NS.  Until
+ * a rank of it shows which calls it entered again (an entry or a look at
+ * its launch counters, made after T_NS), no hang
+ * verdict rests on that rank's comm before hang_s, and its slow rounds
+ * near T_NS are not judged (docs/analyzer.md, "Lost records").
+ */
+void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
+		     uint64_t t_ns);
+
+/*
  * Tier D: the driver reported a GPU error (NVIDIA Xid) for the GPU BUS_ID
  * that process PID uses.  Gives an "HW" verdict for the process's rank, and
  * is cited in H3 and S2 verdicts that name it.  TEXT: the driver's words.
@@ -286,7 +320,12 @@ void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */
 #define AN_LABEL_MAX	64
-enum an_label { AN_LABEL_POD = 1, AN_LABEL_NAMESPACE, AN_LABEL_CONTAINER };
+enum an_label {
+	AN_LABEL_POD = 1, AN_LABEL_NAMESPACE, AN_LABEL_CONTAINER,
+	AN_LABEL_RANK,		/* the launcher's global rank, decimal */
+	AN_LABEL_LOCAL_RANK,	/* its local rank */
+	AN_LABEL_MAX_KIND = AN_LABEL_LOCAL_RANK
+};
 void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
 		   const char *value);
 
@@ -298,6 +337,9 @@ struct an_stats {
 	uint64_t verdicts;	/* new + updates */
 	uint64_t recoveries;
 	uint64_t analyses;	/* per-comm locate runs */
+	uint64_t procs;		/* process slots made (a reused pid: another) */
+	uint64_t comms_forgotten;	/* finished: their state freed */
+	uint64_t procs_forgotten;
 	size_t mem_bytes;	/* heap held for comm and rank state */
 };
 
@@ -310,7 +352,7 @@ const char *an_t4_name(enum an_t4 s);		/* "not delivered" */
 struct json_buf;
 
 /*
- * The verdict as one JSON line (DESIGN.md section 9), no newline; times are
+ * The verdict as one JSON line (docs/cli.md), no newline; times are
  * written as ns + time_offset_ns (the caller's realtime offset of
  * v->clock_host, or 0 to keep CLOCK_MONOTONIC).  Returns 0 or -ENOMEM.
  */
@@ -319,5 +361,18 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 /* One human sentence, no newline. */
 int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    struct json_buf *b);
+/*
+ * A cascade's short line, no newline: "cascade: H1 in comm .. seq 2 is
+ * blocked by comm .. seq 5" (on a terminal its root's verdict is the news).
+ */
+int an_cascade_text(const struct an *an, const struct an_verdict *v,
+		    struct json_buf *b);
+/*
+ * The verdict as every program prints it, no newline: JSON the JSON line;
+ * else "VERDICT " and the sentence for a root, and "  cascade: ..." for a
+ * cascade (the root is the news).  Returns 0 or -ENOMEM.
+ */
+int an_verdict_line(const struct an *an, const struct an_verdict *v, bool json,
+		    int64_t time_offset_ns, struct json_buf *b);
 
 #endif

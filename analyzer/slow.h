@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Slow diagnosis algorithms (DESIGN.md section 5; docs/slow.md has the
+ * Slow diagnosis algorithms (docs/slow.md has the
  * formulas, defaults and where they deviate from the papers):
  *
  *  - sl_det:   CCL-D detector (eqs. 1-3) and locator (eq. 4, S1/S2/S3), one
@@ -139,6 +139,12 @@ const struct sl_base *sl_det_base(const struct sl_det *d);
 const struct sl_window *sl_det_window(const struct sl_det *d);
 /* The active or last incident (onset_iter < 0 before the first). */
 const struct sl_result *sl_det_result(const struct sl_det *d);
+/* Slow iterations counted that are not an incident yet (nor dropped): the
+ * end of the first one's slow round, else 0. */
+uint64_t sl_det_pending(const struct sl_det *d);
+/* Would a round of signature SIG with durations DUR[nranks] be slow (its
+ * longest over the baseline's threshold)?  False before a baseline. */
+bool sl_det_is_slow(const struct sl_det *d, uint64_t sig, const double *dur);
 /* Per-rank mean rate over the current/last incident's slow rounds, [nranks],
  * NaN where none was known. */
 const double *sl_det_rates(const struct sl_det *d);
@@ -301,7 +307,7 @@ struct sl_rise_config {
 				 * the level came from: beyond their noise (2) */
 	uint32_t min_iters;	/* lasting this many iterations (3) */
 	uint64_t min_ns;	/* ... and this wall time (1 s) */
-	double cost;		/* the extra time over the wall time (0.02) */
+	double cost;		/* the extra time over the wall time (0.05) */
 };
 
 void sl_rise_default(struct sl_rise_config *c);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * CCL-D slow detection (eqs. 1-3) and location (eq. 4) for one communicator
- * (DESIGN.md section 5, docs/slow.md).  Each round is judged on its own as it
+ * (docs/slow.md).  Each round is judged on its own as it
  * arrives (R > thr), and an incident opens after slow rounds in `repeat`
  * consecutive iterations, so that a verdict comes within `repeat` iterations
  * of the onset; CCL-D's per-window round (largest Tmax - Tmin) is reported
@@ -168,6 +168,11 @@ const struct sl_result *sl_det_result(const struct sl_det *d)
 	return &d->out;
 }
 
+uint64_t sl_det_pending(const struct sl_det *d)
+{
+	return d->cand && !d->active ? d->res.onset_ns : 0;
+}
+
 const double *sl_det_rates(const struct sl_det *d)
 {
 	return d->rmean;
@@ -273,6 +278,22 @@ static void base_of(const struct sl_det *d, uint64_t sig, double *tb, double *th
 		}
 	*tb = d->base.tbase_ns;
 	*thr = d->base.thr;
+}
+
+bool sl_det_is_slow(const struct sl_det *d, uint64_t sig, const double *dur)
+{
+	double tmax = -INFINITY, tb, thr;
+	uint32_t i;
+
+	if (!d->base.known)
+		return false;
+	for (i = 0; i < d->n; i++)
+		if (isfinite(dur[i]) && dur[i] > tmax)
+			tmax = dur[i];
+	if (!isfinite(tmax))
+		return false;
+	base_of(d, sig, &tb, &thr);
+	return (tmax - tb) / tb > thr;
 }
 
 static void finish_baseline(struct sl_det *d)

@@ -21,8 +21,12 @@
 #include "slow.h"
 
 #define PEER_RING	64	/* rounds kept: the longest run judged */
-/* one rank last every round by chance, for the smaller gaps: at most this */
-#define PEER_CHANCE	1e-3
+/*
+ * one rank last in share of a run by chance, for the smaller gaps: at most
+ * this; the run is judged anew every round, so it is small (1e-4 still
+ * named a healthy 2-rank comm 4 times in 20,000 rounds)
+ */
+#define PEER_CHANCE	1e-6
 /*
  * A round whose gap is under this share of the comm's mean interval between
  * rounds is a tie: everyone arrived together (an op right after another of
@@ -61,6 +65,30 @@ struct sl_peer {
 	double gaps[PEER_RING], scratch[PEER_RING];
 };
 
+/*
+ * The fewest rounds m in which one of nranks ranks, each last with chance
+ * 1/nranks, is last in share of them at most PEER_CHANCE of the time:
+ * nranks x P(Binomial(m, 1/nranks) >= ceil(share m)) <= PEER_CHANCE.
+ * The share lets rounds off (10 of 11 at 90%): counting only streaks of
+ * every round (nranks x (1/nranks)^m) made such a run 12 times likelier
+ * than it said for 2 ranks.
+ */
+static uint32_t chance_rounds(uint32_t nranks, double share)
+{
+	double q = 1.0 / nranks, tail;
+	uint32_t m, j, need;
+
+	for (m = 2; m < PEER_RING; m++) {
+		need = (uint32_t)ceil(share * m - 1e-9);
+		for (tail = 0, j = need; j <= m; j++)
+			tail += exp(lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0) +
+				    j * log(q) + (m - j) * log1p(-q));
+		if (nranks * tail <= PEER_CHANCE)
+			return m;
+	}
+	return PEER_RING;
+}
+
 struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks)
 {
 	struct sl_peer *p;
@@ -78,10 +106,7 @@ struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks)
 		return NULL;
 	p->cfg = *c;
 	p->nranks = nranks;
-	/* nranks * (1 / nranks)^m <= PEER_CHANCE */
-	p->sig_rounds = (uint32_t)ceil(1 + log(1 / PEER_CHANCE) / log((double)nranks));
-	if (p->sig_rounds > PEER_RING)
-		p->sig_rounds = PEER_RING;
+	p->sig_rounds = chance_rounds(nranks, c->share);
 	return p;
 }
 
@@ -103,7 +128,7 @@ bool sl_peer_round(struct sl_peer *p, const double *dur, uint64_t t_ns, int64_t 
 	struct peer_round *pr;
 	uint32_t k, r, m, best = 0, bestm = 0, need;
 	int32_t last = -1;
-	double lost = 0, interval;
+	double lost = 0, interval, iter_iv;
 	uint64_t avail;
 
 	for (k = 0; k < p->nranks; k++) {
@@ -167,8 +192,14 @@ bool sl_peer_round(struct sl_peer *p, const double *dur, uint64_t t_ns, int64_t 
 	res->lost_ns = lost;
 	res->gap_ns = sl_median(p->gaps, m, p->scratch);
 	res->interval_ns = interval;
+	/*
+	 * A big gap is big against the iteration, not only against the
+	 * interval between rounds: with two rounds per iteration the interval
+	 * is half of it, and a chance gap looks twice as big.
+	 */
+	iter_iv = res->iters > 1 ? (double)(nw->t - o->t) / (res->iters - 1) : interval;
 	need = p->cfg.min_rounds;
-	if (!(res->gap_ns >= p->cfg.big * interval) && need < p->sig_rounds)
+	if (!(res->gap_ns >= p->cfg.big * fmax(interval, iter_iv)) && need < p->sig_rounds)
 		need = p->sig_rounds;
 	p->named = best >= need && res->iters >= p->cfg.min_iters &&
 		   nw->t - o->t >= p->cfg.min_ns && res->gap_ns >= p->cfg.cost * interval;
@@ -187,7 +218,14 @@ void sl_rise_default(struct sl_rise_config *c)
 	c->k_sd = 2;
 	c->min_iters = 3;
 	c->min_ns = 1000000000ull;
-	c->cost = 0.02;
+	/*
+	 * 5%: a healthy stand-in job's checkpoint pause raised the network
+	 * part of its DP comms' tiny ops (0.27 -> 0.51 ms) at 2.0-2.4% of the
+	 * wall time, and a step sample blamed a proxy thread the 2-core VM
+	 * descheduled (2 false S2 in 3 runs at 2%); a 4x slower link on 3 ms
+	 * steps cost its TP comm about 27% (9 ms more per round, ~30 rounds/s)
+	 */
+	c->cost = 0.05;
 }
 
 struct sl_rise {

@@ -95,6 +95,9 @@ enum ccld_ev_type {
 	CCLD_EV_RDMA = 40,	/* RDMA verbs control path (tier D, BPF): u.rdma */
 	CCLD_EV_COMM_STATE,	/* a comm rank's state read from memory (attach, on demand): u.cstate */
 	CCLD_EV_THREAD,		/* a thread of a traced process: state, where it waits: u.thread */
+	CCLD_EV_PROC_LOST,	/* records of this process lost (ring full): u.lost, its own */
+	CCLD_EV_THREAD_FD,	/* the file its thread's system call is on: u.fd, before that
+				 * thread's CCLD_EV_THREAD record */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -109,6 +112,8 @@ enum ccld_ev_type {
 #define CCLD_F_PROXY_DIR (1u << 6) /* the send/recv direction is known */
 /* CCLD_EV_PROXY snapshot: u.proxy.coll/dtype/redop hold the op's arguments */
 #define CCLD_F_PROXY_ARGS (1u << 7)
+/* CCLD_EV_LIB_LOAD: the BPF hook stopped the process (--stop-new) */
+#define CCLD_F_STOPPED	(1u << 8)
 
 /* Identity of a communicator as read from the target's memory at the probe. */
 struct ccld_ident {
@@ -225,6 +230,13 @@ struct ccld_comm_state {
 
 #define CCLD_CS_COLL_OP_COUNT	(1u << 0)
 #define CCLD_CS_OP_COUNT	(1u << 1)
+/* the peer table was read (CCLD_CS_INTRA_NODE says what it holds) */
+#define CCLD_CS_HOSTS_READ	(1u << 2)
+/*
+ * every rank of the comm has this rank's host hash and the process does not
+ * turn NCCL's intra-node transports off: its connections have no proxy ops
+ */
+#define CCLD_CS_INTRA_NODE	(1u << 3)
 
 /*
  * CCLD_EV_THREAD: one thread of a traced process, from /proc/PID/task/TID
@@ -241,6 +253,17 @@ struct ccld_thread {
 	char wchan[32];		/* kernel function it sleeps in, "" when running */
 };
 
+/*
+ * CCLD_EV_THREAD_FD: what the fd a thread's system call works on (its
+ * first argument: write, read, fsync...) names, /proc/PID/fd/FD's link:
+ * a path, "pipe:[N]", "socket:[N]".  The end of a longer one, after "...".
+ */
+struct ccld_thread_fd {
+	__s32 fd;
+	__u32 pad;
+	char path[56];		/* NUL-terminated */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -254,7 +277,11 @@ struct ccld_proc {		/* CCLD_EV_PROC_ATTACH / _EXIT / _STATE */
 	char name[32];		/* /proc/PID/comm */
 };
 
-enum ccld_label_kind { CCLD_LABEL_POD = 1, CCLD_LABEL_NAMESPACE, CCLD_LABEL_CONTAINER };
+enum ccld_label_kind {
+	CCLD_LABEL_POD = 1, CCLD_LABEL_NAMESPACE, CCLD_LABEL_CONTAINER,
+	CCLD_LABEL_RANK,	/* the launcher's global rank (RANK, SLURM_PROCID...) */
+	CCLD_LABEL_LOCAL_RANK,	/* ... and local rank (LOCAL_RANK, SLURM_LOCALID...) */
+};
 
 struct ccld_label {		/* CCLD_EV_PROC_LABEL, one per kind */
 	__u8 kind;		/* enum ccld_label_kind */
@@ -324,11 +351,32 @@ struct ccld_rdma {		/* CCLD_EV_RDMA */
 	__u32 pad;
 };
 
-struct ccld_lost {		/* CCLD_EV_LOST */
+struct ccld_lost {		/* CCLD_EV_LOST, CCLD_EV_PROC_LOST (one process's) */
 	__u64 main_drops;	/* cumulative, all CPUs */
 	__u64 rare_drops;
 };
 
+/*
+ * The pid_drops map's value: the records of one process (tgid) that a
+ * full ring refused, per ring, and when the latest was refused
+ * (bpf_ktime_get_ns).  The process is the one the record was about (a
+ * TCP record's: the socket's owner).
+ */
+struct ccld_pid_drops {
+	__u64 drops[2];		/* [0] main ring, [1] rare ring */
+	__u64 last_ns;
+};
+#define CCLD_MAX_DROP_PIDS	16384
+
+/*
+ * One record as a BPF program writes it: the kernel/user ABI, fixed size,
+ * also the capture file's record.  A call changes shape three times after
+ * this, each for a reason: call_rec (user/record/state.h) pairs an entry
+ * with its return on one thread and gives it a seq; an_op (analyzer.h) is
+ * what the analyzer needs of a call, with no BPF type in it (the analyzer
+ * is built without libbpf); an_wire (analyzer/an_wire.h) is an analyzer
+ * input as bytes, for the fleet's Redis streams.
+ */
 struct ccld_event {
 	__u16 type;		/* enum ccld_ev_type */
 	__u8 version;		/* CCLD_ABI_VERSION */
@@ -354,6 +402,7 @@ struct ccld_event {
 		struct ccld_rdma rdma;
 		struct ccld_comm_state cstate;
 		struct ccld_thread thread;
+		struct ccld_thread_fd fd;
 		__u8 raw[64];
 	} u;
 	/*
@@ -423,6 +472,25 @@ struct ccld_proxy_layout {
 	__s32 sub_base;		/* step counters are base + steps */
 	__s32 sub_rank;
 	__u32 valid;
+};
+
+/*
+ * --stop-new (docs/deploy.md, "Stopping new processes"): the maps that
+ * bound a stop.  probed_files holds the NCCL library files the loader has
+ * uprobes on (pid -1: a new process's calls are caught without a stop),
+ * keyed by the file's inode as the kernel sees it (dev: major << 20 |
+ * minor, the kernel's dev_t).  heartbeat[0] is the loader's last sign of
+ * life (CLOCK_MONOTONIC ns, bpf_ktime_get_ns's clock): a process is
+ * stopped only while it is fresh.  stopped_pids maps each process stopped
+ * to its stop time; the loader deletes the entries it continued, the
+ * reaper continues the rest.
+ */
+#define CCLD_MAX_STOPPED	4096
+#define CCLD_MAX_PROBED_FILES	256
+
+struct ccld_file_key {
+	__u64 dev;
+	__u64 ino;
 };
 
 #endif /* CCLD_H */

@@ -24,6 +24,14 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/* the same per process (struct ccld_pid_drops): whose records were lost */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CCLD_MAX_DROP_PIDS);
+	__type(key, __u32);
+	__type(value, struct ccld_pid_drops);
+} pid_drops SEC(".maps");
+
 /* tgids to trace when filter_pids is set */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -62,12 +70,37 @@ static __always_inline bool traced(void)
 	return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
 }
 
-static __always_inline void count_drop(__u32 which)
+/*
+ * A record of process PID found ring WHICH (0 main, 1 rare) full.  The
+ * per-CPU total always counts it; the per-process count does unless the
+ * map is full (CCLD_MAX_DROP_PIDS processes with losses, the loader
+ * deletes those that exit).
+ */
+static __always_inline void count_drop(__u32 which, __u32 pid)
 {
+	struct ccld_pid_drops *d, zero = {};
 	__u64 *cnt = bpf_map_lookup_elem(&drops, &which);
 
 	if (cnt)
 		(*cnt)++;
+	d = bpf_map_lookup_elem(&pid_drops, &pid);
+	if (!d) {
+		bpf_map_update_elem(&pid_drops, &pid, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&pid_drops, &pid);
+		if (!d)
+			return;
+	}
+	/* two constant indexes: the verifier loses a spilled index's bounds */
+	if (which)
+		__sync_fetch_and_add(&d->drops[1], 1);
+	else
+		__sync_fetch_and_add(&d->drops[0], 1);
+	d->last_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
 }
 
 #endif

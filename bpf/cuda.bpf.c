@@ -86,7 +86,7 @@ int BPF_KRETPROBE(cuda_return, long ret)
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_drop(0);
+		count_drop(0, id >> 32);
 		bpf_map_delete_elem(&entries, &k);
 		return 0;
 	}

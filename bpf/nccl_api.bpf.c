@@ -3,10 +3,11 @@
  * Tier A: uprobes on NCCL's public API.  One program per argument shape;
  * the uprobe cookie says which function fired ((layout slot << 16) | fn),
  * so one program serves every function of that shape and every NCCL build.
- * Argument placement: notes/nccl-hooks.md section 1 (x86-64 SysV).
+ * Argument placement: x86-64 SysV (docs/architecture.md, "Tier A").
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "ccld.h"
 
@@ -24,8 +25,37 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "common.bpf.h"
 
-/* --all: stop a new process that loads NCCL until its probes are attached */
+/*
+ * --stop-new: stop a new process that loads NCCL until its probes are
+ * attached, only while the loader's heartbeat is younger than
+ * heartbeat_max_ns and only if its library file is not probed already.
+ */
 const volatile bool stop_new_nccl = false;
+const volatile __u64 heartbeat_max_ns = 500000000;
+
+/* ccld.h, "--stop-new": the loader's last sign of life */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} heartbeat SEC(".maps");
+
+/* ccld.h: process stopped -> stop time (ns), until someone continues it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CCLD_MAX_STOPPED);
+	__type(key, __u32);
+	__type(value, __u64);
+} stopped_pids SEC(".maps");
+
+/* ccld.h: NCCL library files with uprobes on them (pid -1) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CCLD_MAX_PROBED_FILES);
+	__type(key, struct ccld_file_key);
+	__type(value, __u8);
+} probed_files SEC(".maps");
 
 /* comm lifecycle and errors: rare, must never be lost, kept apart */
 struct {
@@ -67,7 +97,7 @@ static __always_inline struct ccld_event *reserve(bool rare)
 	else
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_drop(rare ? 1 : 0);
+		count_drop(rare ? 1 : 0, current_tgid());
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
@@ -486,13 +516,16 @@ int BPF_KRETPROBE(api_return, long ret)
 #define R_DEBUG_STATE	24
 #define RT_CONSISTENT	0
 #define LINK_MAP_NAME	8
+#define LINK_MAP_LD	16
 #define LINK_MAP_NEXT	24
 #define MAX_LINK_MAPS	64
 #define NAME_LEN	128
+#define SIGCONT_NR	18
 #define SIGSTOP_NR	19
 
 struct link_walk {
 	__u64 lm;	/* current struct link_map * */
+	__u64 l_ld;	/* found: its link_map's l_ld (its dynamic section) */
 	bool found;
 	char buf[NAME_LEN];
 };
@@ -523,6 +556,9 @@ static long check_link_map(__u32 i, struct link_walk *w)
 	len = bpf_probe_read_user_str(w->buf, sizeof(w->buf), (void *)name);
 	if (len > 0 && name_has_nccl(w->buf, len)) {
 		w->found = true;
+		if (bpf_probe_read_user(&w->l_ld, sizeof(w->l_ld),
+					(void *)(w->lm + LINK_MAP_LD)))
+			w->l_ld = 0;
 		return 1;
 	}
 	if (bpf_probe_read_user(&w->lm, sizeof(w->lm), (void *)(w->lm + LINK_MAP_NEXT)))
@@ -530,12 +566,74 @@ static long check_link_map(__u32 i, struct link_walk *w)
 	return 0;
 }
 
+struct vma_file {
+	struct ccld_file_key key;
+	bool found;
+};
+
+/* bpf_find_vma callback: the file mapped at the address, as (dev, ino) */
+static long vma_file_key(struct task_struct *task, struct vm_area_struct *vma,
+			 struct vma_file *f)
+{
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+
+	if (!file)
+		return 0;
+	f->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	f->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f->found = true;
+	return 0;
+}
+
+/* the file mapped at ADDR of this process has probes already */
+static __always_inline bool file_probed(__u64 addr)
+{
+	struct vma_file f = {};
+
+	if (!addr || bpf_find_vma(bpf_get_current_task_btf(), addr, vma_file_key, &f, 0) ||
+	    !f.found)
+		return false;
+	return bpf_map_lookup_elem(&probed_files, &f.key) != NULL;
+}
+
+/* the loader's heartbeat is fresh: it runs and will continue a stop */
+static __always_inline bool loader_alive(void)
+{
+	__u32 zero = 0;
+	__u64 *beat = bpf_map_lookup_elem(&heartbeat, &zero);
+
+	return beat && *beat &&
+	       (__s64)(bpf_ktime_get_ns() - *beat) < (__s64)heartbeat_max_ns;
+}
+
+/*
+ * Stops the current process and records it in stopped_pids, in that
+ * order: whoever finds the entry finds the SIGSTOP sent already, so its
+ * SIGCONT cannot come first and be lost.  No entry, no stop (a SIGCONT
+ * discards the pending SIGSTOP).
+ */
+static __always_inline bool stop_current(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (bpf_send_signal(SIGSTOP_NR))
+		return false;
+	if (bpf_map_update_elem(&stopped_pids, &tgid, &now, BPF_ANY)) {
+		bpf_send_signal(SIGCONT_NR);
+		return false;
+	}
+	return true;
+}
+
 /*
  * ld.so calls _dl_debug_state() after each change to the list of loaded
  * objects (the debugger hook).  When a process not seen before has just
- * mapped a library whose name contains "nccl", tell the loader, and with
- * --all stop the process until its probes are attached: none of its NCCL
- * calls is missed.  The cookie is &_r_debug - &_dl_debug_state.
+ * mapped a library whose name contains "nccl", tell the loader.  With
+ * --stop-new, and only while the loader's heartbeat is fresh and that
+ * library file is not probed already, stop the process until its probes
+ * are attached: none of its NCCL calls is missed.  The record says
+ * whether it was stopped (CCLD_F_STOPPED) and is sent last, after the
+ * stop is recorded.  The cookie is &_r_debug - &_dl_debug_state.
  */
 SEC("uprobe")
 int BPF_KPROBE(ld_debug_state)
@@ -544,6 +642,7 @@ int BPF_KPROBE(ld_debug_state)
 	__u64 rdebug = PT_REGS_IP(ctx) + (__s64)bpf_get_attach_cookie(ctx);
 	struct link_walk w = {};
 	struct ccld_event *e;
+	__u32 flags = 0;
 	__u8 one = 1;
 	int state;
 
@@ -560,9 +659,9 @@ int BPF_KPROBE(ld_debug_state)
 	e = reserve(true);
 	if (!e)
 		return 0;
-	fill_header(e, CCLD_EV_LIB_LOAD, 0, 0);
+	if (stop_new_nccl && loader_alive() && !file_probed(w.l_ld) && stop_current(tgid))
+		flags = CCLD_F_STOPPED;
+	fill_header(e, CCLD_EV_LIB_LOAD, 0, flags);
 	bpf_ringbuf_submit(e, 0);
-	if (stop_new_nccl)
-		bpf_send_signal(SIGSTOP_NR);
 	return 0;
 }

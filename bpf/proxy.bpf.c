@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Tier C: NCCL's proxy profiler hooks (notes/nccl-hooks.md section 3).
+ * Tier C: NCCL's proxy profiler hooks (docs/architecture.md).
  * Every hook gets (int sub, struct ncclProxyArgs *args, ...); this reads
  * the sub's channel, peer and step counters through the DWARF offsets of
  * the build (cookie = (layout slot << 16) | fn) and the calling thread's
@@ -73,7 +73,7 @@ static __always_inline int emit(struct pt_regs *ctx, __s32 s, __u64 args,
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_drop(0);
+		count_drop(0, current_tgid());
 		return 0;
 	}
 	__builtin_memset(e, 0, sizeof(*e));

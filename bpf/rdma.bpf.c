@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Tier D: the RDMA verbs control path (issue 7).  The data path bypasses
+ * Tier D: the RDMA verbs control path.  The data path bypasses
  * the kernel; its failures still cross ib_core / ib_uverbs:
  *
  *   ib_modify_qp_with_udata     a process moves one of its QPs to ERR/SQE
@@ -111,7 +111,7 @@ reserve(__u32 pid, __u8 source, struct ib_device___ccld *dev)
 
 	e = bpf_ringbuf_reserve(&rare_events, sizeof(*e), 0);
 	if (!e) {
-		count_drop(1);
+		count_drop(1, pid);
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));

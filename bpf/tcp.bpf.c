@@ -4,7 +4,7 @@
  * changes on the sockets of traced processes.  These fire in softirq or
  * timer context, where the current task is anyone: the socket is matched
  * against tcp_watch, the table of traced processes' sockets the loader
- * keeps from /proc (user/tcpwatch.c), and the record carries its owner.
+ * keeps from /proc (user/kernel/tcpwatch.c), and the record carries its owner.
  *
  * Each program exists twice: tp_btf (typed, BTF) and raw_tp (the same
  * tracepoint without BTF typing); the loader attaches the first that works.
@@ -70,7 +70,7 @@ static __always_inline int report(const struct sock *sk, __u8 kind, int oldstate
 		return 0;
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
-		count_drop(0);
+		count_drop(0, *owner);
 		return 0;
 	}
 	__builtin_memset(ev, 0, sizeof(*ev));

@@ -5,7 +5,8 @@
 set -e
 PKGS="gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config python3 iproute2 procps libclang-rt-14-dev dwarves
-libhiredis-dev libmicrohttpd-dev redis-server curl nftables"
+libhiredis-dev libmicrohttpd-dev redis-server curl nftables libiberty-dev
+libcap2-bin"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,17 +1,55 @@
 # Shared helpers for the shell tests; source it: . "$(dirname "$0")/../lib.sh"
 # Sets TOP (repository root), BIN, SIMLIB; offers skip/fail/require_* helpers.
+#
+# CCLD_ASAN=1: the script runs ccld-trace and ccld-analyzer built with
+# ASan+UBSan (build/asan/): BIN is a folder of links to them and to the
+# rest of build/bin.  ASan's reports, leaks at exit included, go to files
+# (log_path), not to the programs' stderr, which the tests parse; UBSan's
+# go to stderr (next to ASan it ignores log_path), where the end of the
+# test looks for them in $TMP.  Any report makes the test fail and is
+# printed.  ASAN_OPTIONS / UBSAN_OPTIONS given are kept after these.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$TOP/build/bin
 SIMLIB=$TOP/build/sim/lib
 TMP=$(mktemp -d /tmp/ccld-test.XXXXXX)
 _cleanup_fns=()
 at_exit() { _cleanup_fns+=("$*"); }
+# the sanitizer reports of a CCLD_ASAN=1 run: printed, status 0 if any
+_san_reports() {
+	local f found=1
+	for f in "$TMP"/san/* $(grep -rIl "runtime error:" "$TMP" 2>/dev/null); do
+		[ -s "$f" ] || continue
+		echo "FAIL: sanitizer report in ${f#"$TMP"/}:" >&2
+		grep -A 30 "runtime error:" "$f" >&2 || cat "$f" >&2
+		found=0
+	done
+	return $found
+}
 _run_cleanup() {
-	local f
+	local rc=$? f
 	for f in "${_cleanup_fns[@]}"; do eval "$f" >/dev/null 2>&1; done
+	# killed processes may leave their reports a moment later
+	if [ "${CCLD_ASAN:-0}" = 1 ]; then
+		sleep 0.2
+		_san_reports && rc=1
+	fi
 	[ -n "${CCLD_KEEP_TMP:-}" ] || rm -rf "$TMP"
+	exit $rc
 }
 trap _run_cleanup EXIT
+if [ "${CCLD_ASAN:-0}" = 1 ]; then
+	mkdir -p "$TMP/bin" "$TMP/san"
+	for _f in "$TOP"/build/bin/*; do
+		[ -e "$_f" ] && ln -s "$_f" "$TMP/bin/${_f##*/}"
+	done
+	for _f in ccld-trace ccld-analyzer; do
+		[ -x "$TOP/build/asan/$_f" ] || { echo "FAIL: no build/asan/$_f: run make" >&2; exit 1; }
+		ln -sf "$TOP/build/asan/$_f" "$TMP/bin/$_f"
+	done
+	BIN=$TMP/bin
+	export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$TMP/san/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+fi
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -26,9 +64,14 @@ require_bpf() {
 	[ "$(id -u)" = 0 ] || skip_bpf "needs root"
 	[ -r /sys/kernel/btf/vmlinux ] || skip_bpf "kernel has no BTF"
 }
+# The real libnccl.so.2: skipped where absent, a failure where it must be
+# there (CCLD_REQUIRE_REAL_NCCL=1: CI, whose machines have it).
 require_real_nccl() {
 	REAL_NCCL=${CCLD_REAL_NCCL:-/usr/local/cuda/lib/libnccl.so.2}
-	[ -r "$REAL_NCCL" ] || skip "no real libnccl.so.2 at $REAL_NCCL"
+	[ -r "$REAL_NCCL" ] && return 0
+	[ "${CCLD_REQUIRE_REAL_NCCL:-0}" = 1 ] &&
+		fail "no real libnccl.so.2 at $REAL_NCCL and CCLD_REQUIRE_REAL_NCCL=1"
+	skip "no real libnccl.so.2 at $REAL_NCCL"
 }
 # wait_for CMD... : retry CMD for up to $WAIT_S seconds (default 10)
 wait_for() {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Slow detector + locator cost (analyzer/slow_detect.c, DESIGN.md section 8:
- * one window of a 16,384-rank communicator in < 150 ms on one core).
+ * Slow detector + locator cost (analyzer/slow_detect.c; the target, in
+ * docs/numbers.md: one window of a 16,384-rank communicator in < 150 ms
+ * on one core).
  * Per size: a learned baseline (100 rounds, untimed), then windows of 60
  * rounds 1 s apart in which every round is slow: the incident's rates are
  * accumulated and the class, culprits and z-scores recomputed every round, and
@@ -56,7 +57,8 @@ static int bench(uint32_t n, int windows)
 		return 1;
 	}
 	for (i = 0; i < 100; i++) {
-		struct sl_round rd = { i, t += 1000000000ull, dur, rate };
+		struct sl_round rd = { .iter = i, .t_ns = t += 1000000000ull,
+				       .dur_ns = dur, .rate = rate };
 
 		gen(dur, rate, n, &rng, 0, 0);
 		sl_det_round(d, &rd);
@@ -69,8 +71,10 @@ static int bench(uint32_t n, int windows)
 			    (2 + 0.01 * (w * ROUNDS + i)) * T, 17);
 		t0 = now();
 		for (i = 0; i < ROUNDS; i++) {
-			struct sl_round rd = { 100 + w * ROUNDS + i, t += 1000000000ull,
-					       dur + (size_t)i * n, rate + (size_t)i * n };
+			struct sl_round rd = { .iter = 100 + w * ROUNDS + i,
+					       .t_ns = t += 1000000000ull,
+					       .dur_ns = dur + (size_t)i * n,
+					       .rate = rate + (size_t)i * n };
 
 			located += !!(sl_det_round(d, &rd) & (SL_EV_ONSET | SL_EV_UPDATE));
 		}

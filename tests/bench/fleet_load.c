@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Fleet load generator (issue 6, docs/numbers.md): AGENTS synthetic node
+ * Fleet load generator (docs/numbers.md): AGENTS synthetic node
  * agents, each a thread with its own Redis producer (node "load-N") and
  * RANKS simulated ranks, send the records a real agent would (an_wire.h):
  * per rank and round an all-reduce entered, returned and completed by its
@@ -24,6 +24,8 @@
 #include "an_wire.h"
 #include "ccld.h"
 #include "fleet_agent.h"
+#include "fleet_cred.h"
+#include "fleet_stream.h"
 
 static const char *url;
 static int nagents, nranks, rounds_per_s, shards;
@@ -86,9 +88,15 @@ static void *agent(void *arg)
 	int64_t hang_seq = (int64_t)(hang_at * rounds_per_s / 8);
 	bool hung = false, world_round, inject;
 	struct an_wire w;
+	struct fs_cred cred;
 
 	snprintf(node, sizeof(node), "load-%d", a);
-	fa = fleet_agent_new(url, node, (unsigned)shards, err, sizeof(err));
+	/* $CCLD_REDIS_AUTH_FILE, $CCLD_HMAC_KEY_FILE: measure with tags too */
+	if (fleet_cred_load(&cred, NULL, NULL, err, sizeof(err))) {
+		fprintf(stderr, "fleet_load: %s\n", err);
+		exit(1);
+	}
+	fa = fleet_agent_new(url, &cred, node, (unsigned)shards, err, sizeof(err));
 	if (!fa) {
 		fprintf(stderr, "fleet_load: %s\n", err);
 		exit(1);

@@ -50,12 +50,12 @@ IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE SYS_PACCT
 SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE
 AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM
 BLOCK_SUSPEND AUDIT_READ PERFMON BPF CHECKPOINT_RESTORE""".split())
-# what the node agent needs (docs/deploy.md, "Capabilities")
-AGENT_CAPS = {"BPF", "PERFMON", "SYS_PTRACE", "SYS_ADMIN", "KILL",
-              "SYS_RESOURCE", "DAC_READ_SEARCH"}
-# host paths the agent must see: (path, must be read-only)
+# what the node agent needs, exactly (docs/deploy.md, "Capabilities"):
+# KILL besides with --stop-new; SYSLOG besides in the systemd unit (in a
+# non-privileged container the device cgroup refuses /dev/kmsg anyway)
+AGENT_CAPS = {"BPF", "PERFMON", "SYS_ADMIN", "SYS_PTRACE", "DAC_READ_SEARCH"}
+# host paths the agent must see: (path, must be read-only); no others
 AGENT_HOST_PATHS = {"/sys/kernel/btf": True, "/proc": True,
-                    "/sys/fs/bpf": False, "/sys/kernel/tracing": False,
                     "/dev/kmsg": True, "/var/cache/ccld": False}
 RUNTIME_PKGS = {"libbpf1", "libelf1", "libdw1", "zlib1g", "libhiredis0.14",
                 "libmicrohttpd12"}
@@ -81,6 +81,13 @@ K = {
     "DaemonSet": {"apiVersion", "kind", "metadata", "spec"},
     "Deployment": {"apiVersion", "kind", "metadata", "spec"},
     "Service": {"apiVersion", "kind", "metadata", "spec"},
+    "NetworkPolicy": {"apiVersion", "kind", "metadata", "spec"},
+    "NetworkPolicy.spec": {"podSelector", "policyTypes", "ingress", "egress"},
+    "npIngress": {"from", "ports"},
+    "npPeer": {"podSelector", "namespaceSelector", "ipBlock"},
+    "npPort": {"port", "protocol", "endPort"},
+    "secretVolume": {"secretName", "defaultMode", "items", "optional"},
+    "emptyDirVolume": {"medium", "sizeLimit"},
     "DaemonSet.spec": {"selector", "template", "updateStrategy",
                        "minReadySeconds", "revisionHistoryLimit"},
     "Deployment.spec": {"replicas", "selector", "template", "strategy",
@@ -123,7 +130,12 @@ K = {
                     "appProtocol"},
 }
 API_VERSION = {"ServiceAccount": "v1", "Service": "v1",
-               "DaemonSet": "apps/v1", "Deployment": "apps/v1"}
+               "DaemonSet": "apps/v1", "Deployment": "apps/v1",
+               "NetworkPolicy": "networking.k8s.io/v1"}
+# where the chart mounts the auth Secret, and the files it holds
+AUTH_DIR = "/etc/ccld/auth"
+AUTH_FILES = {"--redis-auth-file": AUTH_DIR + "/redis-auth",
+              "--hmac-key-file": AUTH_DIR + "/hmac-key"}
 HOSTPATH_TYPES = {"", "DirectoryOrCreate", "Directory", "FileOrCreate",
                   "File", "Socket", "CharDevice", "BlockDevice"}
 
@@ -365,12 +377,30 @@ def check_workload(o, where, objs):
                 err(where, "volume %s: hostPath %r" % (n, hp.get("path")))
             if hp.get("type", "") not in HOSTPATH_TYPES:
                 err(where, "volume %s: hostPath type %r" % (n, hp.get("type")))
+        if "secret" in v and keys(v["secret"], "secretVolume", where + ".volumes"):
+            sv = v["secret"]
+            if not (isinstance(sv.get("secretName"), str) and DNS_LABEL.match(sv["secretName"])):
+                err(where, "volume %s: secretName %r" % (n, sv.get("secretName")))
+            if not (is_int(sv.get("defaultMode", 0o644)) and 0 <= sv.get("defaultMode", 0o644) <= 0o777):
+                err(where, "volume %s: defaultMode %r" % (n, sv.get("defaultMode")))
+            elif sv.get("defaultMode", 0o644) & 0o007:
+                err(where, "volume %s: secret files readable by others (defaultMode %o)"
+                    % (n, sv.get("defaultMode", 0o644)))
+        if "emptyDir" in v and keys(v["emptyDir"] or {}, "emptyDirVolume", where + ".volumes"):
+            if (v["emptyDir"] or {}).get("medium", "") not in ("", "Memory"):
+                err(where, "volume %s: emptyDir medium %r" % (n, v["emptyDir"]["medium"]))
         volumes[n] = v
     containers = pod.get("containers")
     if not isinstance(containers, list) or not containers:
         err(where, "no containers")
         return
     names = set()
+    for c in pod.get("initContainers") or []:
+        check_container(c, where + ".initContainers", volumes)
+        c.pop("_caps", None)
+        if c.get("name") in names:
+            err(where, "container %r twice" % c.get("name"))
+        names.add(c.get("name"))
     for c in containers:
         ports = check_container(c, where + ".containers", volumes)
         if c.get("name") in names:
@@ -432,6 +462,28 @@ def check_objects(objs, where):
     for (kind, name), o in objs.items():
         if kind == "Service":
             check_service(o, "%s Service/%s" % (where, name), objs)
+        elif kind == "NetworkPolicy":
+            check_netpol(o, "%s NetworkPolicy/%s" % (where, name))
+
+
+def check_netpol(o, where):
+    spec = o.get("spec")
+    if not keys(spec, "NetworkPolicy.spec", where + ".spec"):
+        return
+    if not (spec.get("podSelector") or {}).get("matchLabels"):
+        err(where, "podSelector.matchLabels empty: it would select every pod")
+    for t in spec.get("policyTypes") or []:
+        if t not in ("Ingress", "Egress"):
+            err(where, "policyType %r" % t)
+    for rule in spec.get("ingress") or []:
+        if not keys(rule, "npIngress", where + ".ingress"):
+            continue
+        for peer in rule.get("from") or []:
+            keys(peer, "npPeer", where + ".ingress.from")
+        for p in rule.get("ports") or []:
+            if keys(p, "npPort", where + ".ingress.ports"):
+                if p.get("protocol", "TCP") not in ("TCP", "UDP", "SCTP"):
+                    err(where, "protocol %r" % p.get("protocol"))
 
 
 def container_of(objs, kind, command):
@@ -453,7 +505,8 @@ def metrics_port_of(args):
     return None
 
 
-def check_fleet(objs, where, privileged=False, redis_url=None):
+def check_fleet(objs, where, privileged=False, redis_url=None, stop_new=False,
+                auth=True, netpol=True):
     """What ccld itself needs of the objects (the fleet contract)."""
     ds, agent = container_of(objs, "DaemonSet", "ccld-trace")
     dep, an = container_of(objs, "Deployment", "ccld-analyzer")
@@ -467,6 +520,11 @@ def check_fleet(objs, where, privileged=False, redis_url=None):
     if pod.get("hostPID") is not True:
         err(where, "agent: hostPID must be true")
     mounts = {m["name"]: m for m in agent.get("volumeMounts", [])}
+    for n, v in ds.get("_volumes", {}).items():
+        hp = (v.get("hostPath") or {}).get("path")
+        if hp and n in mounts and hp not in AGENT_HOST_PATHS:
+            err(where, "agent: host path %s mounted, which it does not need "
+                "(no bpffs: it pins nothing; no tracefs: uprobes by the PMU)" % hp)
     for path, ro in AGENT_HOST_PATHS.items():
         vols = [n for n, v in ds.get("_volumes", {}).items()
                 if (v.get("hostPath") or {}).get("path") == path and n in mounts]
@@ -477,6 +535,14 @@ def check_fleet(objs, where, privileged=False, redis_url=None):
     a = agent.get("args", [])
     if a[:1] != ["daemon"]:
         err(where, "agent: args must start with the daemon subcommand: %r" % a)
+    # never freeze a job (docs/deploy.md, "Stopping new processes"):
+    # stopping new processes is opt-in
+    if ("--stop-new" in a) != stop_new:
+        err(where, "agent: --stop-new %s, want it %s" %
+            ("given" if "--stop-new" in a else "absent", "given" if stop_new else "absent"))
+    if stop_new and ("--stop-timeout" not in a or not re.fullmatch(
+            r"\d+(\.\d+)?", str(a[a.index("--stop-timeout") + 1]))):
+        err(where, "agent: --stop-new without --stop-timeout SEC")
     env = {e["name"]: e for e in agent.get("env", [])}
     if "--node" not in a or not a[a.index("--node") + 1].startswith("$("):
         err(where, "agent: --node $(VAR) missing")
@@ -494,9 +560,13 @@ def check_fleet(objs, where, privileged=False, redis_url=None):
     else:
         if sc.get("privileged"):
             err(where, "agent: default must not be privileged")
-        missing = AGENT_CAPS - agent.get("_caps", set())
-        if missing:
-            err(where, "agent: capabilities missing: %s" % " ".join(sorted(missing)))
+        want = AGENT_CAPS | ({"KILL"} if stop_new else set())
+        got = agent.get("_caps", set())
+        if want - got:
+            err(where, "agent: capabilities missing: %s" % " ".join(sorted(want - got)))
+        if got - want:
+            err(where, "agent: capabilities it does not need: %s"
+                % " ".join(sorted(got - want)))
         if "ALL" not in (sc.get("capabilities") or {}).get("drop", []):
             err(where, "agent: should drop ALL before adding its set")
     for w, c, want in ((ds, agent, AGENT_METRICS), (dep, an, ANALYZER_METRICS)):
@@ -523,6 +593,95 @@ def check_fleet(objs, where, privileged=False, redis_url=None):
             err(where, "analyzer: %s SEC missing" % flag)
     if redis_url and any(k == "Deployment" and n.endswith("-redis") for k, n in objs):
         err(where, "an external Redis URL still deploys the in-chart Redis")
+    check_auth(objs, where, (ds, agent), (dep, an), auth, netpol and not redis_url)
+
+
+def secret_mount(w, c, path):
+    """The Secret whose volume C of workload W mounts over PATH, or None."""
+    vols = w.get("_volumes", {})
+    for m in c.get("volumeMounts") or []:
+        if path.startswith(m.get("mountPath", "") + "/"):
+            return ((vols.get(m.get("name")) or {}).get("secret") or {}).get("secretName")
+    return None
+
+
+def check_auth(objs, where, agent, analyzer, auth, netpol):
+    """Credentials as files from one Secret, none on a command line; the
+    in-chart Redis requires them and admits only agent and analyzer pods."""
+    for (kind, name), o in objs.items():
+        text = yaml.safe_dump(strip_private(o))
+        if re.search(r"requirepass|redis://[^\s\"']*@", text):
+            err(where, "%s/%s: a password in the manifest (requirepass or a URL with @)"
+                % (kind, name))
+    secrets = set()
+    for w, c in (agent, analyzer):
+        args = [str(a) for a in c.get("args", [])] + [""]
+        name = w["metadata"]["name"]
+        for flag, path in AUTH_FILES.items():
+            if not auth:
+                if flag in args:
+                    err(where, "%s: %s without auth.secretName" % (name, flag))
+                continue
+            if flag not in args or args[args.index(flag) + 1] != path:
+                err(where, "%s: %s %s missing" % (name, flag, path))
+            sec = secret_mount(w, c, path)
+            if not sec:
+                err(where, "%s: %s is on no Secret volume" % (name, path))
+            secrets.add(sec)
+    if auth and len(secrets) != 1:
+        err(where, "agent and analyzer mount different Secrets: %s" % sorted(map(str, secrets)))
+    rd = objs.get(("Deployment", agent[0]["metadata"]["name"][:-len("-agent")] + "-redis"))
+    if not rd:
+        return
+    pod = rd["spec"]["template"]["spec"]
+    redis = pod["containers"][0]
+    args = [str(a) for a in redis.get("args", [])] + [""]
+    if auth:
+        acl = args[args.index("--aclfile") + 1] if "--aclfile" in args else ""
+        vols = rd.get("_volumes", {})
+        writers = [c for c in pod.get("initContainers") or []
+                   if secret_mount(rd, c, AUTH_DIR + "/redis-auth") in secrets and
+                   any(acl.startswith(m.get("mountPath", "") + "/") and
+                       (vols.get(m["name"]) or {}).get("emptyDir", {}).get("medium") == "Memory"
+                       for m in c.get("volumeMounts") or [])]
+        if not acl or not writers:
+            err(where, "Redis: --aclfile not written from the auth Secret into a "
+                "memory volume by an init container")
+    elif "--aclfile" in args:
+        err(where, "Redis: --aclfile without auth.secretName")
+    pols = [o for (k, _), o in objs.items() if k == "NetworkPolicy"]
+    if not netpol:
+        if pols:
+            err(where, "a NetworkPolicy although networkPolicy=false or Redis is external")
+        return
+    labels = rd["spec"]["template"]["metadata"]["labels"]
+    mine = [p for p in pols if all(labels.get(k) == v for k, v in
+                                   p["spec"]["podSelector"]["matchLabels"].items())]
+    if len(mine) != 1:
+        err(where, "want one NetworkPolicy selecting the Redis pods, found %d" % len(mine))
+        return
+    spec = mine[0]["spec"]
+    if "Ingress" not in spec.get("policyTypes", []):
+        err(where, "the Redis NetworkPolicy does not restrict ingress")
+    peers = [p.get("podSelector", {}).get("matchLabels", {})
+             for r in spec.get("ingress", []) for p in r.get("from", [])]
+    want = [w["spec"]["template"]["metadata"]["labels"] for w, _ in (agent, analyzer)]
+    admitted = [w for w in want if any(all(w.get(k) == v for k, v in pe.items()) for pe in peers)]
+    if len(admitted) != 2 or any(not pe or any(p.get("namespaceSelector") or p.get("ipBlock")
+                                               for r in spec["ingress"] for p in r["from"])
+                                 for pe in peers):
+        err(where, "the Redis NetworkPolicy must admit the agent and analyzer pods, "
+            "and only pods of this namespace by label: %r" % peers)
+    other = [w for (k, _), w in objs.items() if k in ("DaemonSet", "Deployment")
+             and w is not rd and w["spec"]["template"]["metadata"]["labels"] not in want and
+             any(all(w["spec"]["template"]["metadata"]["labels"].get(k2) == v
+                     for k2, v in pe.items()) for pe in peers)]
+    if other:
+        err(where, "the Redis NetworkPolicy also admits %s" % [w["metadata"]["name"] for w in other])
+    ports = {p.get("port") for r in spec["ingress"] for p in r.get("ports", [])}
+    if ports != set(redis.get("_ports", {}).values()):
+        err(where, "the Redis NetworkPolicy admits ports %s, Redis listens on %s"
+            % (sorted(ports), sorted(redis.get("_ports", {}).values())))
 
 
 # ---- loading --------------------------------------------------------------
@@ -645,11 +804,24 @@ def check_kubernetes():
     url = "redis://redis.example:6379/2"
     sets = ["agent.privileged=true", "redis.url=" + url,
             "prometheusAnnotations=false", "agent.extraArgs={-v}",
-            "agent.nodeSelector=null", "analyzer.replicas=3"]
+            "agent.nodeSelector=null", "analyzer.replicas=3", "agent.stopNew=true"]
     var = load_docs("".join("---\n" + t for t in
                             render.render_chart(sets=sets).values()), "variant")
     check_objects(var, "variant")
-    check_fleet(var, "variant", privileged=True, redis_url=url)
+    check_fleet(var, "variant", privileged=True, redis_url=url, stop_new=True)
+    did("rendered and checked a variant: " + " ".join(sets))
+    # --stop-new without privileged: the capability set gains KILL
+    var = load_docs("".join("---\n" + t for t in render.render_chart(
+        sets=["agent.stopNew=true"]).values()), "variant stopNew")
+    check_objects(var, "variant stopNew")
+    check_fleet(var, "variant stopNew", stop_new=True)
+    did("rendered and checked a variant: agent.stopNew=true (KILL added)")
+    # without the auth Secret and the NetworkPolicy: no credential flags
+    sets = ["auth.secretName=", "networkPolicy=false"]
+    var = load_docs("".join("---\n" + t for t in render.render_chart(
+        sets=sets).values()), "variant noauth")
+    check_objects(var, "variant noauth")
+    check_fleet(var, "variant noauth", auth=False, netpol=False)
     did("rendered and checked a variant: " + " ".join(sets))
 
     helm = shutil.which("helm")
@@ -724,8 +896,12 @@ def check_systemd():
     caps = {c[4:] for c in " ".join(agent.get("CapabilityBoundingSet", [])).split()}
     for c in caps:
         check_capname(c, units[0] + " CapabilityBoundingSet", False)
-    if AGENT_CAPS - caps:
-        err(units[0], "CapabilityBoundingSet lacks %s" % " ".join(sorted(AGENT_CAPS - caps)))
+    want = AGENT_CAPS | {"SYSLOG"}
+    if want - caps:
+        err(units[0], "CapabilityBoundingSet lacks %s" % " ".join(sorted(want - caps)))
+    if caps - want:
+        err(units[0], "CapabilityBoundingSet has %s, which the agent does not need"
+            % " ".join(sorted(caps - want)))
     if "ccld" not in agent.get("CacheDirectory", []):
         err(units[0], "CacheDirectory=ccld (/var/cache/ccld) missing")
     for k, p in (("CCLD_AGENT_METRICS", AGENT_METRICS),
@@ -896,7 +1072,7 @@ def docker_build():
 def check_docs():
     with open(os.path.join(TOP, "docs/deploy.md")) as f:
         doc = f.read()
-    for c in sorted(AGENT_CAPS | {"SYSLOG"}):
+    for c in sorted(AGENT_CAPS | {"SYSLOG", "KILL", "SYS_RESOURCE"}):
         if "CAP_" + c not in doc:
             err("docs/deploy.md", "does not explain CAP_%s" % c)
     for p in (AGENT_METRICS, ANALYZER_METRICS):

@@ -3,7 +3,7 @@
 
 usage: check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --class S1 --culprits R[,R..]
            (--onset STEP | --onset-fault R) [--until STEP] [--within N]
-           [--cpu-ahead N]
+           [--cpu-ahead N] [--named-roots]
        check_slow.py TRACE.jsonl PIDFILE CALLLOG_DIR --no-verdict
 
 The first slow root verdict must have the class and culprit set (world
@@ -17,7 +17,8 @@ recovery record must come at most --within + 1 steps after it (the third
 clean iteration is known when the next one starts).  --cpu-ahead N: the
 CPU queues its calls up to N steps ahead of its GPU (PyTorch), so the GPU
 may meet a fault N steps before the calls that the call log dates after it.  No hang verdict may
-appear.
+appear.  --named-roots: no root verdict names no one (a comm that only
+looks slow, e.g. because its end came with another comm's late op).
 """
 import argparse
 import json
@@ -62,6 +63,8 @@ def main():
     ap.add_argument("--within", type=int, default=3)
     ap.add_argument("--cpu-ahead", type=int, default=0)
     ap.add_argument("--no-verdict", action="store_true")
+    ap.add_argument("--named-roots", action="store_true",
+                    help="every slow root verdict names a culprit")
     a = ap.parse_args()
 
     recs = [json.loads(l) for l in open(a.trace) if l.strip()]
@@ -139,6 +142,11 @@ def main():
             bad.append(f"recovery at step {at}, back to normal at {a.until}")
         else:
             print(f"ok: recovery at step {at} (normal from {a.until})")
+    if a.named_roots:
+        blind = [r for r in roots if not r["culprits"]]
+        if blind:
+            bad.append(f"{len(blind)} root verdict(s) naming no culprit, e.g.:")
+            bad += [describe(x) for x in blind[:4]]
     if bad:
         print("\n".join(bad))
         sys.exit(1)

@@ -3,6 +3,7 @@
 
 usage: check_verdict.py TRACE.jsonl PIDFILE CALLLOG_DIR --class H1
            --culprits R[,R..] [--kind tp|dp|pp|world] [--seq auto|none]
+           [--no-proxy-kind KIND] [--want-proxy]
            [--state "not delivered"] --stall SEC [--no-verdict]
            [--hosts NAME:R-R[,NAME:R-R..]]
 
@@ -16,7 +17,7 @@ every rank entered (H1) or whose signature differs between ranks (H2).
 For H3 (all entered, consistent) the log cannot say which entered round
 the GPU or the network was executing when the fault hit: the round must be
 one every rank of the communicator entered with one signature, and the
-evidence's Mycroft Table-4 state must be --state.  It must come within --stall + 2 s of the communicator's last progress
+evidence's Mycroft Table-4 state must be --state (or one of a comma-separated list).  It must come within --stall + 2 s of the communicator's last progress
 (detected_ns - onset_ns).  Other root verdicts must not name other
 communicators with other culprits (cascades are "role":"cascade").
 With --no-verdict, the trace must hold no verdict at all.  With --hosts
@@ -24,6 +25,10 @@ With --no-verdict, the trace must hold no verdict at all.  With --hosts
 With --attached-ns T (ccld attached to a job that was already hung at
 wall-clock time T, in ns), the limit counts from T instead (detected_ns -
 T <= stall + 2 s): what happened before the attach is not ccld's to time.
+With --no-proxy-kind KIND (a comm whose ranks share a host: NCCL's
+intra-node transports have no proxy), every verdict on a comm of that kind
+must rest on tiers A/B alone (evidence_tiers without C or E); with
+--want-proxy the root verdict must rest on proxy data (C or E).
 """
 import argparse
 import collections
@@ -56,6 +61,16 @@ def main():
     # only the hang verdict
     ap.add_argument("--ignore-slow", action="store_true")
     ap.add_argument("--attached-ns", type=int)
+    # intra-node comms: their verdicts rest on calls and GPU completions only
+    ap.add_argument("--no-proxy-kind")
+    # the root verdict rests on proxy data (tier C or E)
+    ap.add_argument("--want-proxy", action="store_true")
+    # what the culprit is doing, as the root verdict's text must say it
+    # ("in_write()_on_%TMP%/x.fifo": _ for a space, %TMP% the test's $TMP)
+    ap.add_argument("--evidence-has", action="append", default=[])
+    # every culprit must carry its launcher's global rank (RANK), the job's
+    # rank of that pid; where any culprit has one, it must be that one
+    ap.add_argument("--want-global-rank", action="store_true")
     a = ap.parse_args()
 
     trace = load(a.trace)
@@ -141,7 +156,7 @@ def main():
         if not (v["seq"] < posted and v["seq"] < waited):
             errs.append(f"H3 p2p seq {v['seq']}: the culprit posted {posted} {other}s, "
                         f"the waiter {waited} {v['op']}s: not both entered")
-        if a.state and v["evidence"].get("state") != a.state.replace("_", " "):
+        if a.state and v["evidence"].get("state") not in a.state.replace("_", " ").split(","):
             errs.append(f"Table-4 state {v['evidence'].get('state')!r}, expected {a.state!r}")
     elif a.seq == "auto" and v.get("p2p"):
         # p2p: the waiter's op (v["op"]) toward the culprit, numbered per
@@ -167,7 +182,7 @@ def main():
                 sigs[c["seq"]].add((c["op"], c["count"], c["dtype"], c["redop"], c["root"]))
         if entered[v["seq"]] != comm_pids[comm] or len(sigs[v["seq"]]) != 1:
             errs.append(f"H3 seq {v['seq']} was not entered by every rank with one signature")
-        if a.state and v["evidence"].get("state") != a.state.replace("_", " "):
+        if a.state and v["evidence"].get("state") not in a.state.replace("_", " ").split(","):
             errs.append(f"Table-4 state {v['evidence'].get('state')!r}, expected {a.state!r}")
     elif a.seq == "auto":
         # the stuck round: the first seq of the comm that not every rank
@@ -195,6 +210,28 @@ def main():
     for o in roots[1:]:
         if o["comm"] != comm and {c["pid"] for c in o["culprits"]} != got_pids:
             errs.append(f"a second root cause: {o}")
+    def tiers(x):
+        return set(x["evidence"].get("evidence_tiers", "").split(","))
+    if a.no_proxy_kind:
+        for o in verdicts:
+            if kind_of(o["comm"]) == a.no_proxy_kind and tiers(o) & {"C", "E", ""}:
+                errs.append(f"verdict on {a.no_proxy_kind} comm {o['comm']} rests on "
+                            f"tiers {o['evidence'].get('evidence_tiers')}: proxy data "
+                            f"attributed to an intra-node comm")
+    rank_of = {p: r for r, p in pid_of.items()}
+    for c in v["culprits"]:
+        if "global_rank" in c and c["global_rank"] != rank_of.get(c["pid"]):
+            errs.append(f"culprit pid {c['pid']}: global_rank {c['global_rank']}, "
+                        f"the job's rank {rank_of.get(c['pid'])}")
+        elif a.want_global_rank and "global_rank" not in c:
+            errs.append(f"culprit pid {c['pid']}: no global_rank")
+    for want in a.evidence_has:
+        want = want.replace("_", " ").replace("%TMP%", os.environ.get("TMP", ""))
+        if want not in v["evidence"].get("text", ""):
+            errs.append(f"root verdict's text does not say {want!r}")
+    if a.want_proxy and not tiers(v) & {"C", "E"}:
+        errs.append(f"root verdict rests on tiers {v['evidence'].get('evidence_tiers')}, "
+                    f"expected proxy data (C or E)")
     if errs:
         print("verdict:", json.dumps(v))
         sys.exit("\n".join(errs))

@@ -51,3 +51,47 @@ stop_tracer() {
 	kill -INT "$TRACER" 2>/dev/null
 	wait "$TRACER" || fail "ccld-trace exited $?: $(cat "$TMP/$1.err")"
 }
+
+# job_records IN OUT N: the records of IN whose pid is one of the job's N
+# ranks, and those without a pid, into OUT (--all also traces the other
+# NCCL jobs that run on this host)
+job_records() {
+	python3 - "$1" "$(rank_pids "$3")" >"$2" <<'PY'
+import json, sys
+pids = {int(p) for p in sys.argv[2].split(",")}
+for l in open(sys.argv[1]):
+    r = json.loads(l) if l.startswith("{") else None
+    if r is not None and ("pid" not in r or r["pid"] in pids):
+        sys.stdout.write(l)
+PY
+}
+
+# wait_hung [SECS]: the job is hung once its call logs stop growing for
+# 1.5 s; fails after SECS (default 30) without that
+wait_hung() {
+	local last=-1 now same=0 i
+	for ((i = 0; i < ${1:-30} * 10; i++)); do
+		now=$(cat "$TMP"/log/calls.*.jsonl 2>/dev/null | wc -l)
+		if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then
+			same=$((same + 1))
+			[ $same -ge 15 ] && return 0
+		else
+			same=0
+		fi
+		last=$now
+		sleep 0.1
+	done
+	fail "the job did not hang: $(tail -3 "$TMP/job.err")"
+}
+
+# stripped_standin DIR: the stand-in NCCL without its DWARF, and its CUDA
+# runtime beside it, in DIR
+stripped_standin() {
+	command -v objcopy >/dev/null || fail "no objcopy"
+	mkdir -p "$1"
+	objcopy --strip-debug "$SIMLIB/libnccl.so.2" "$1/libnccl.so.2"
+	cp "$SIMLIB/libcudart.so.13" "$1/"
+	if readelf -S "$1/libnccl.so.2" | grep -q debug_info; then
+		fail "DWARF left in the copy"
+	fi
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Attaching to a job that is already slow (issue 13): one rank of the
+# Attaching to a job that is already slow: one rank of the
 # stand-in job (8 ranks, TP 2, PP 2, DP 2) computes 2x longer from its
 # first step; ccld-trace attaches only after several slow steps, with its
 # default minimum duration of a slow verdict (3 iterations, 1 s).  No

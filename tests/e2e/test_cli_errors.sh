@@ -26,6 +26,14 @@ expect 2 "exclude each other" "$T" -p 1 --all
 expect 2 "bad number of seconds" "$T" --all --stall x
 expect 2 "unknown command" "$T" frobnicate
 expect 2 "record needs -o" "$T" record --all
+expect 2 "stop-new goes with --all" "$T" -p 1 --stop-new
+expect 2 "stop-timeout goes with --stop-new" "$T" --all --stop-timeout 1
+expect 2 "bad --stop-timeout" "$T" --all --stop-new --stop-timeout 0
+expect 2 "bad --ring-size" "$T" --all --ring-size 5000
+expect 2 "bad --ring-size" "$T" --all --ring-size 2K
+expect 2 "bad --ring-size" "$T" --all --ring-size 2G
+expect 2 "replay takes files" "$T" replay x.ccld --ring-size 4K
+expect 2 "stop-new is for new processes" "$T" daemon --redis redis://127.0.0.1:1 -p 1 --stop-new
 expect 2 "replay needs at least one FILE" "$T" replay
 expect 2 "unrecognized option|invalid option" "$T" --bogus
 "$T" --help | grep -q "^Usage: ccld-trace" || fail "--help prints no usage"

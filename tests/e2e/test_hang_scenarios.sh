@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hang diagnosis end to end (issue 4): the stand-in job (8 ranks, TP 2,
+# Hang diagnosis end to end: the stand-in job (8 ranks, TP 2,
 # PP 2, DP 2) with one injected fault per scenario, traced live with -p
 # after init and a short stall threshold; check_verdict.py asserts class,
 # communicator, seq, culprit set and detection latency against the job's own
@@ -41,10 +41,20 @@ scenario() {
 # H1: not entered; the root is the comm the culprit would have called next
 # (each step starts with the TP all-reduces)
 scenario skip-tp "--steps 12 --skip 3:4:tp" "--class H1 --culprits 3 --kind tp"
-scenario cpu-hang "--steps 100000 --hang 2:20" "--class H1 --culprits 2 --kind tp"
+# the culprit named also by its launcher's global rank (RANK=2 in its
+# environment), its TP rank being 0
+scenario cpu-hang "--steps 100000 --hang 2:20" \
+	"--class H1 --culprits 2 --kind tp --want-global-rank"
+# what the culprit does, from /proc: a checkpoint write that never ends (a
+# FIFO nobody reads), named with its file; a stopped process named stopped
+export TMP
+mkfifo "$TMP/ckpt.fifo"
+scenario ckpt-write "--steps 100000 --hang 2:20:write=$TMP/ckpt.fifo" \
+	"--class H1 --culprits 2 --kind tp --evidence-has in_write()_on_%TMP%/ckpt.fifo"
 scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
 # the ranks idle 300 ms after each step, so the stop lands between calls
-scenario sigstop "--steps 100000 --step-delay 300" "--class H1 --culprits 5 --kind tp" "" \
+scenario sigstop "--steps 100000 --step-delay 300" \
+	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped" "" \
 	'sleep 2; kill -STOP $(awk "\$1 == 5 {print \$2}" "$TMP/pids")'
 # H2: inconsistent op, on the world's loss all-reduce
 scenario count "--steps 100000 --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"

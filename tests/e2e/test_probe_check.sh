@@ -24,24 +24,50 @@ $PC "$TMP/missing.so" >/dev/null 2>"$TMP/err"; rc=$?
 [ $rc = 1 ] && grep -q "cannot open $TMP/missing.so: No such file" "$TMP/err" ||
 	fail "missing file: exit $rc, $(cat "$TMP/err")"
 
-# an NCCL-like library without DWARF: hooks found, identity falls back
+# an NCCL-like library without DWARF, of a version ccld's layout table does
+# not know: hooks found, identity falls back
 syms="AllReduce AllGather ReduceScatter Broadcast Reduce Send Recv GroupStart
 GroupEnd CommInitRank CommInitAll CommDestroy CommAbort CommGetAsyncError"
-{
-	echo 'const char v[] = "NCCL version 2.18.5+cuda12.2";'
-	for s in $syms; do
-		echo "int pnccl$s(void) { return 0; }"
-		echo "int nccl$s(void) __attribute__((weak, alias(\"pnccl$s\")));"
-	done
-} >"$TMP/nodwarf.c"
-cc -shared -fPIC -g0 -o "$TMP/libnccl.so.2" "$TMP/nodwarf.c" || fail "cannot compile stub"
+stub() {
+	{
+		echo "const char v[] = \"NCCL version $1+cuda12.2\";"
+		for s in $syms; do
+			echo "int pnccl$s(void) { return 0; }"
+			echo "int nccl$s(void) __attribute__((weak, alias(\"pnccl$s\")));"
+		done
+	} >"$TMP/nodwarf.c"
+	cc -shared -fPIC -g0 -o "$TMP/libnccl.so.2" "$TMP/nodwarf.c" || fail "cannot compile stub"
+}
+stub 2.17.1
 $PC "$TMP/libnccl.so.2" >"$TMP/out" 2>&1 || fail "stub: exit $?: $(cat "$TMP/out")"
-grep -q '^NCCL        2.18.5$' "$TMP/out" || fail "stub: version: $(cat "$TMP/out")"
+grep -q '^NCCL        2.17.1$' "$TMP/out" || fail "stub: version: $(cat "$TMP/out")"
+grep -q '^layout      none: identity from init arguments only$' "$TMP/out" ||
+	fail "stub: layout: $(cat "$TMP/out")"
 grep -q 'without DWARF: falls back to init-argument capture' "$TMP/out" ||
 	fail "stub: no DWARF fallback line: $(cat "$TMP/out")"
-grep -q 'identity from memory (commHash/rank/nRanks): off' "$TMP/out" ||
+grep -q 'identity from memory (commHash/rank/nRanks): off (no DWARF, no table entry)' "$TMP/out" ||
 	fail "stub: identity from memory should be off"
 grep -q 'ncclCommSplit .*missing$' "$TMP/out" || fail "stub: Split should be missing"
+# a version the table knows: its entry, to be confirmed at attach
+stub 2.18.5
+$PC "$TMP/libnccl.so.2" >"$TMP/out" 2>&1 || fail "stub 2.18.5: exit $?: $(cat "$TMP/out")"
+grep -q "^layout      table: ccld's entry for NCCL 2.18.5, used once a live communicator confirms it at attach$" \
+	"$TMP/out" || fail "stub 2.18.5: layout: $(cat "$TMP/out")"
+grep -q "identity from memory (commHash/rank/nRanks): on (ccld's table for NCCL 2.18.5: once a live communicator confirms it at attach)" \
+	"$TMP/out" || fail "stub 2.18.5: identity from memory: $(cat "$TMP/out")"
+grep -q 'identity from init arguments: on (until a live communicator confirms the table entry' \
+	"$TMP/out" || fail "stub 2.18.5: no fallback line: $(cat "$TMP/out")"
+grep -q 'comm pointer check (startMagic/endMagic): off' "$TMP/out" ||
+	fail "stub 2.18.5: 2.18 has no magics: $(cat "$TMP/out")"
+$PC --json "$TMP/libnccl.so.2" >"$TMP/out.json" 2>&1 || fail "stub 2.18.5 --json: exit $?"
+python3 - "$TMP/out.json" <<'PY' || fail "stub 2.18.5: JSON: $(cat "$TMP/out.json")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["layout"] == {"source": "table", "debuginfo": None, "table_version": "2.18.5"}, o["layout"]
+assert not o["dwarf"]["present"]
+assert o["structs"]["ncclComm"]["rank"] is not None and o["structs"]["ncclComm"]["endMagic"] is None
+PY
+stub 2.17.1
 # one required hook fewer: exit 1, named in the output
 sed -i '/CommAbort/d' "$TMP/nodwarf.c"
 cc -shared -fPIC -g0 -o "$TMP/libnccl.so.2" "$TMP/nodwarf.c" || fail "cannot compile stub"
@@ -75,8 +101,28 @@ if sys.argv[2] == "real":
     for k in ("identity from memory (commHash/rank/nRanks)",
               "NCCL sequence numbers (seqNumber[])",
               "comm pointer check (startMagic/endMagic)",
-              "proxy progress (tier C)"):
+              "proxy progress (tier C)", "tier C on the NET transport",
+              "tier C on the COLLNET transport"):
         assert on.get(k), "feature off: " + k
+    # the C++ hooks, found by demangled name and parameters
+    for h in o["hooks"]:
+        if h["tier"] == "C":
+            assert h["elf_symbol"].startswith("_Z") and h["params"], h
+    # every progress function with its transport (the transport tables) and
+    # direction; net and collnet each have a static sendProxyProgress
+    prog = {(p["transport"], p["dir"]): p["elf_symbol"] for p in o["progress"]}
+    want = {("NET", "send"): "_ZL17sendProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("NET", "recv"): "_ZL17recvProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("COLLNET", "send"): "_ZL17sendProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("COLLNET", "recv"): "_ZL17recvProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("P2P", "send"): "_ZL20p2pSendProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("SHM", "send"): "_ZL20shmSendProxyProgressP14ncclProxyStateP13ncclProxyArgs",
+            ("SHM", "recv"): "_ZL20shmRecvProxyProgressP14ncclProxyStateP13ncclProxyArgs"}
+    for k, v in want.items():
+        assert prog.get(k) == v, "progress %s: %s" % (k, prog.get(k))
+    assert not [p for p in o["progress"] if p["transport"] == "unknown"], o["progress"]
+    offs = [p["offset"] for p in o["progress"]]
+    assert len(offs) == len(set(offs)) == 8, o["progress"]
 PY
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A noisy neighbour (issue 13): CPU hogs on every core of the machine (the
+# A noisy neighbour: CPU hogs on every core of the machine (the
 # ranks' cores: the 8 ranks share them) in bursts of 0.5-0.8 s every 2-3 s,
 # while the stand-in job (8 ranks, TP 2, PP 2, DP 2) trains, traced live
 # with the default minimum duration of a slow verdict (3 iterations, 1 s).

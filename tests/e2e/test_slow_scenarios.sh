@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Slow diagnosis end to end (issue 5): the stand-in job (8 ranks, TP 2,
+# Slow diagnosis end to end: the stand-in job (8 ranks, TP 2,
 # PP 2, DP 2), traced live with -p after init; check_slow.py asserts class,
 # culprit, detection within 3 iterations of the onset and recovery within
 # 3 iterations of the end, against the steps the fault was given.  Every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tier C step hooks on demand (issue 4 item 3): a rank stopped for 2.5 s
+# Tier C step hooks on demand: a rank stopped for 2.5 s
 # (stall threshold 3 s) makes its comms suspected at 1.5 s; ccld attaches
 # the step hooks to their processes, the rank resumes, steps flow through
 # the hooks, the comms move again and the hooks are detached, with their

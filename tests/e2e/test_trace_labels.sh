@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kubernetes labels (issue 6): a stand-in job made to look like a pod's
+# Kubernetes labels: a stand-in job made to look like a pod's
 # containers - its ranks in a kubepods cgroup with a container id, HOSTNAME
 # set to the pod name (as Kubernetes does), the service account namespace
 # file visible in its mount namespace - traced with -p: the H1 verdict's

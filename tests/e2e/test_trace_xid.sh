@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU Xid evidence (issue 7, tier D): an NVIDIA driver Xid line for the GPU
+# GPU Xid evidence (tier D): an NVIDIA driver Xid line for the GPU
 # of rank 2 (the stand-in gives rank r the bus id 0000:(18+r):00.0) written
 # to /dev/kmsg while the job runs: an "HW" verdict names rank 2 and the
 # Xid; then rank 2's GPU stalls (gpustall) and the H3 verdict cites the

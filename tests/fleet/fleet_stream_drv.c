@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Test driver for user/fleet_stream.c and user/metrics.c, used by
+ * Test driver for user/fleet/fs_*.c and user/fleet/metrics.c, used by
  * test_fleet_stream.sh.  Every error is one line on stderr, exit 1.
  *
  *   produce URL NODE NSHARDS COUNT
@@ -20,6 +20,9 @@
  *   metrics ADDR SECONDS	serves a sample registry, prints "port N"
  *   ping URL			connects, exit 0
  *
+ * Every command connects with the credentials that $CCLD_REDIS_AUTH_FILE
+ * and $CCLD_HMAC_KEY_FILE name (user/fleet/fleet_cred.h), if set.
+ *
  * Record payloads are derived from (node, seq) and checked on receipt;
  * they contain every byte value, NUL, CR and LF included.
  */
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "fleet_cred.h"
 #include "fleet_stream.h"
 #include "metrics.h"
 
@@ -53,6 +57,21 @@ static void sleep_s(double s)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* the credentials of the environment; exits with one line if they fail */
+static const struct fs_cred *cred(void)
+{
+	static struct fs_cred c;
+	static bool loaded;
+	char err[512];
+
+	if (!loaded && fleet_cred_load(&c, NULL, NULL, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		exit(1);
+	}
+	loaded = true;
+	return &c;
 }
 
 static uint32_t node_hash(const char *node)
@@ -141,7 +160,7 @@ static int cmd_produce(char **argv)
 
 	if (parse_uint(argv[2], &nshards) || parse_uint(argv[3], &count))
 		return 2;
-	p = fs_producer_new(argv[0], argv[1], nshards, 0, err, sizeof(err));
+	p = fs_producer_new(argv[0], cred(), argv[1], nshards, 0, err, sizeof(err));
 	if (!p) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
@@ -178,7 +197,7 @@ static int cmd_outage(char **argv)
 	if (parse_uint(argv[2], &nshards) || parse_uint(argv[3], &bufbytes) ||
 	    parse_uint(argv[4], &pid))
 		return 2;
-	p = fs_producer_new(argv[0], argv[1], nshards, bufbytes, err, sizeof(err));
+	p = fs_producer_new(argv[0], cred(), argv[1], nshards, bufbytes, err, sizeof(err));
 	if (!p) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
@@ -319,7 +338,7 @@ static int cmd_consume(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", argv[5], strerror(errno));
 		return 1;
 	}
-	c = fs_consumer_new(argv[1], argv[2], argv[3], nshards, err, sizeof(err));
+	c = fs_consumer_new(argv[1], cred(), argv[2], argv[3], nshards, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, PROG ": %s\n", err);
 		fclose(x.out);
@@ -370,9 +389,10 @@ static int cmd_consume(int argc, char **argv)
 	}
 	fs_consumer_stats(c, &st);
 	printf("consume %s: delivered %llu corrupt %llu acked %" PRIu64
-	       " malformed %" PRIu64 " reconnects %" PRIu64 " in %.1f ms lag %"
-	       PRId64 " pending %" PRId64 "\n", argv[3], x.delivered, x.corrupt,
-	       st.acked, st.malformed, st.reconnects,
+	       " malformed %" PRIu64 " untagged %" PRIu64 " bad_tag %" PRIu64
+	       " reconnects %" PRIu64 " in %.1f ms lag %" PRId64 " pending %"
+	       PRId64 "\n", argv[3], x.delivered, x.corrupt, st.acked,
+	       st.malformed, st.untagged, st.bad_tag, st.reconnects,
 	       ((x.last ? x.last : t0) - t0) * 1e3, tlag, tpend);
 	ret = x.corrupt ? 1 : 0;
 	if (x.corrupt)
@@ -391,7 +411,7 @@ static int cmd_verdict(char **argv)
 	char err[512];
 	int won;
 
-	c = fs_connect(argv[0], err, sizeof(err));
+	c = fs_connect(argv[0], cred(), err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
@@ -465,7 +485,7 @@ static int cmd_ping(char **argv)
 	struct fs_conn *c;
 	char err[512];
 
-	c = fs_connect(argv[0], err, sizeof(err));
+	c = fs_connect(argv[0], cred(), err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fleet mode end to end (issue 6): a real redis-server on loopback, one
+# Fleet mode end to end: a real redis-server on loopback, one
 # stand-in job of 8 ranks split over two "nodes" (ccld-trace daemon
 # --node nodeA -p ranks 0-3, --node nodeB -p ranks 4-7) and one
 # ccld-analyzer.  The hang and slow scenarios give the verdicts of

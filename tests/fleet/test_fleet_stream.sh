@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The fleet transport (user/fleet_stream.c) against a real redis-server of
-# its own on a free loopback port, and the metrics endpoint (user/metrics.c)
+# The fleet transport (user/fleet/fs_*.c) against a real redis-server of
+# its own on a free loopback port, and the metrics endpoint (user/fleet/metrics.c)
 # read with curl and checked by a strict exposition-format parser:
 #  1. 2 producers x 5000 records over 4 shards reach one consumer exactly
 #     once, per-producer seq without gaps, payloads intact

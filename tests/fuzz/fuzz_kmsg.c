@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target for the kernel log's Xid parser (user/kmsg.c): any bytes
+ * libFuzzer target for the kernel log's Xid parser (user/kernel/kmsg.c): any bytes
  * as a message; what it accepts has a bounded, printable text and a bus id
  * that prints back to the bus it read.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target for the /proc/net/tcp{,6} line parser (user/procnet.c):
+ * libFuzzer target for the /proc/net/tcp{,6} line parser (user/kernel/procnet.c):
  * any bytes as a line, read as v4 (first byte even) or v6; what it accepts
  * prints back to a canonical line that parses to the same socket.
  */

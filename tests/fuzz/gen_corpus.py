@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Writes capture files (.ccld) straight from docs/formats.md, independently
-of user/capture.c: the fuzzer's seed corpus and the spec example that
+of user/record/capture.c: the fuzzer's seed corpus and the spec example that
 tests/unit/test_capture.c reads back.
 
 Usage: gen_corpus.py DIR          all seeds into DIR

@@ -35,11 +35,13 @@ def launched(ts, pid, comm, rank, nranks, ncoll, per_fn, dead=False):
             + b"".join(struct.pack("<Q", v) for v in per_fn))
 
 
-def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait"):
-    """AW_THREAD (v2): pid, tid, state, main, syscall, arg0, name, wchan"""
-    return (hdr(THREAD, ts, 2) + struct.pack("<IIBBiQ", pid, tid, state, int(pid == tid),
-                                             syscall, 0)
-            + struct.pack("<B", len(name)) + name + struct.pack("<B", len(wchan)) + wchan)
+def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait", path=None):
+    """AW_THREAD (v2): pid, tid, state, main, syscall, arg0, name, wchan;
+    (v6) then the path of the call's fd"""
+    out = (hdr(THREAD, ts, 2 if path is None else 6)
+           + struct.pack("<IIBBiQ", pid, tid, state, int(pid == tid), syscall, 0)
+           + struct.pack("<B", len(name)) + name + struct.pack("<B", len(wchan)) + wchan)
+    return out if path is None else out + struct.pack("<B", len(path)) + path
 
 
 def prog2(posted, received, done, peer, op, send, nbytes=56, coll=4, dtype=7):
@@ -61,6 +63,9 @@ def attached(nranks, t0, behind=-1, dead=-1):
                    + prog2(1, 0, 0, (r + 1) % nranks, 41, True)
                    + prog2(1, 0, 0, (r + nranks - 1) % nranks, 41, False))
         out += rec(thread(t0, 200 + r, 200 + r, ord("S"), 34 if r == behind else 202))
+        if r == behind:
+            out += rec(thread(t0, 200 + r, 200 + r, ord("S"), 1, wchan=b"pipe_write",
+                              path=b"/ckpt/step1200.pt"))
     if dead >= 0:
         out += rec(hdr(PROC, t0, 2) + struct.pack("<IBi", 200 + dead, 2, -1))
     for k in range(30):

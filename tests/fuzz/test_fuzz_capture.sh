@@ -5,6 +5,7 @@
 # sanitizer report, hang or disagreement between the memory and file readers
 # fails.  Builds nothing: `make` builds build/tests/fuzz/fuzz_capture.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/fuzz_lib.sh"
 
 FUZZER=$TOP/build/tests/fuzz/fuzz_capture
 [ -x "$FUZZER" ] || skip "$FUZZER not built (needs clang's libFuzzer runtime)"
@@ -14,7 +15,7 @@ corpus=$TMP/corpus
 seeds=$TMP/seeds
 mkdir -p "$corpus" "$seeds"
 python3 "$TOP/tests/fuzz/gen_corpus.py" "$seeds" || fail "gen_corpus.py failed"
-cp "$TOP"/tests/fuzz/corpus/* "$seeds"/ 2>/dev/null
+cp "$TOP"/tests/fuzz/corpus/*.ccld "$seeds"/
 # the flag byte first: 0 checks CRCs, 1 lets forged blocks through
 for f in "$seeds"/*; do
 	name=$(basename "$f")
@@ -22,19 +23,5 @@ for f in "$seeds"/*; do
 	{ printf '\1'; cat "$f"; } >"$corpus/nocrc-$name"
 done
 
-# 2 GiB RSS bound: a block is at most 16 MiB, decoded once per reader
-"$FUZZER" -max_total_time="${CCLD_FUZZ_SECONDS:-30}" -timeout=10 \
-	-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	-artifact_prefix="$TMP/" "$corpus" >"$TMP/fuzz.log" 2>&1
-rc=$?
-tail -n 15 "$TMP/fuzz.log"
-if [ $rc -ne 0 ]; then
-	for a in "$TMP"/crash-* "$TMP"/leak-* "$TMP"/timeout-* "$TMP"/oom-*; do
-		[ -e "$a" ] || continue
-		mkdir -p "$TOP/build/tests/fuzz/artifacts"
-		cp "$a" "$TOP/build/tests/fuzz/artifacts/"
-		echo "reproducer: build/tests/fuzz/artifacts/$(basename "$a")"
-	done
-	fail "fuzz_capture exited $rc"
-fi
-grep -q 'Done [0-9]* runs' "$TMP/fuzz.log" || fail "fuzzer did not finish its runs"
+# a block is at most 16 MiB, decoded once per reader: 2 GiB RSS bounds it
+run_fuzzer fuzz_capture "${CCLD_FUZZ_SECONDS:-30}" 65536 "$corpus"

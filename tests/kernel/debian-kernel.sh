@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The BTF of a kernel that has the RDMA stack and kprobes (Debian 12's 6.1),
-# for tests/kernel/test_rdma_btf.sh (issue 7): this machine's kernel has
+# for tests/kernel/test_rdma_btf.sh: this machine's kernel has
 # neither, so the RDMA programs are load-tested against that kernel's BTF.
 #
 #   tests/kernel/debian-kernel.sh fetch    apt-get download the image .deb

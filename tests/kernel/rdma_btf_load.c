@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Load test of the RDMA programs (bpf/rdma.bpf.c) against the BTF of a
- * kernel that has ib_core / ib_uverbs (issue 7): this machine has neither.
+ * kernel that has ib_core / ib_uverbs: this machine has neither.
  *
  *   rdma_btf_load [-v] VMLINUX MODULE.ko -- RDMA.bpf.o
  *

@@ -155,10 +155,13 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	comm->nChannels = SIM_MAX_CHANNELS;
 	comm->sendStep = calloc(nsteps, sizeof(uint64_t));
 	comm->recvStep = calloc(nsteps, sizeof(uint64_t));
-	if (!comm->sendStep || !comm->recvStep) {
+	comm->sharedRes = calloc(1, sizeof(*comm->sharedRes));
+	if (!comm->sendStep || !comm->recvStep || !comm->sharedRes) {
 		res = ncclSystemError;
 		goto fail;
 	}
+	comm->sharedRes->refCount = 1;
+	comm->sharedRes->owner = comm;
 	res = sim_proxy_create(tag, &comm->proxyState);
 	if (res)
 		goto fail;
@@ -177,6 +180,7 @@ fail:
 	sim_net_close(comm);
 	free(comm->sendStep);
 	free(comm->recvStep);
+	free(comm->sharedRes);
 	free(comm);
 	return res;
 }
@@ -191,9 +195,11 @@ static void comm_free(struct ncclComm *comm)
 	comm->destroyed = 1;
 	comm->startMagic = comm->endMagic = 0;
 	free(comm->peerBells);
+	free(comm->peerKbells);
 	free(comm->peerInfo);
 	free(comm->sendStep);
 	free(comm->recvStep);
+	free(comm->sharedRes);
 	free(comm);
 }
 
@@ -533,39 +539,92 @@ NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int *rank)
 
 /* ---- groups and launches ----------------------------------------------- */
 
+static int is_p2p(const struct sim_op *op)
+{
+	return op->func == ncclFuncSend || op->func == ncclFuncRecv;
+}
+
+/* the round of NCCL's p2p schedule that pairs this rank with the op's peer */
+static int p2p_round(const struct sim_op *op)
+{
+	int n = op->comm->nRanks, me = op->comm->rank;
+
+	return op->func == ncclFuncSend ? (op->root - me + n) % n : (me - op->root + n) % n;
+}
+
+/*
+ * The 1-based index of OP's work batch on channel CH among the launch's
+ * p2p ops of its comm: one batch per round of the p2p schedule (a send and
+ * a recv of one round share it), as NCCL's scheduleP2pTasksToPlan.
+ */
+static int p2p_batch(const struct pending *list, const struct sim_op *op, int ch)
+{
+	uint64_t seen = 0;
+	const struct pending *p;
+	int i, b = 1, mine = p2p_round(op);
+
+	for (p = list; p; p = p->next) {
+		const struct sim_op *o = p->op;
+		int r = p2p_round(o);
+
+		if (o->comm != op->comm || !is_p2p(o) || r >= mine || r >= 64 || (seen >> r & 1))
+			continue;
+		for (i = 0; i < o->nargs; i++)
+			if (o->args[i]->subs[0].channelId == ch) {
+				seen |= 1ull << r;
+				b++;
+				break;
+			}
+	}
+	return b;
+}
+
 /*
  * Launches the pending ops: counters first (seqNumber[] per launched
- * collective, as NCCL's hostStreamPlanTask; collOpCount per collective,
- * p2pOpCount once per launch and comm), then one kernel per stream.
+ * collective, as NCCL's hostStreamPlanTask; proxy op ids as uploadProxyOps:
+ * collOpCount << 1 per collective, and per channel
+ * (p2pOpCount[ch] << 1) + (batch << 1 | 1) for p2p, p2pOpCount[ch] then
+ * advancing past the launch's last batch on the channel), then one kernel
+ * per stream.
  */
 static ncclResult_t launch(struct pending *list)
 {
 	ncclResult_t res = ncclSuccess, r;
 	struct pending *p, *q, *next;
-	int i;
+	int i, c;
 
 	for (p = list; p; p = p->next) {
 		struct sim_op *op = p->op;
 		struct ncclComm *comm = op->comm;
-		int p2p = op->func == ncclFuncSend || op->func == ncclFuncRecv;
-		uint64_t opc = p2p ? (comm->p2pOpCount << 1) | 1 : comm->collOpCount << 1;
+		struct ncclSharedResources *sr = comm->sharedRes;
 
-		for (i = 0; i < op->nargs; i++)
-			op->args[i]->opCount = opc;
+		for (i = 0; i < op->nargs; i++) {
+			struct ncclProxyArgs *a = op->args[i];
+			int ch = a->subs[0].channelId, b;
+
+			if (!is_p2p(op)) {
+				a->opCount = comm->collOpCount << 1;
+				continue;
+			}
+			b = p2p_batch(list, op, ch);
+			a->opCount = (sr->p2pOpCount[ch] << 1) + ((uint64_t)b << 1 | 1);
+			if ((uint64_t)b + 1 > sr->simP2pBump[ch])
+				sr->simP2pBump[ch] = (uint64_t)b + 1;
+		}
 		comm->opCount++;
-		if (!p2p) {
+		if (!is_p2p(op)) {
 			comm->collOpCount++;
+			sr->collOpCount++;
 			__atomic_add_fetch(&comm->seqNumber[op->func], 1, __ATOMIC_RELAXED);
 		}
 	}
-	/* p2pOpCount advances once per launch of a comm's p2p ops */
 	for (p = list; p; p = p->next) {
-		struct sim_op *op = p->op;
-		struct ncclComm *comm = op->comm;
+		struct ncclSharedResources *sr = p->op->comm->sharedRes;
 
-		if ((op->func == ncclFuncSend || op->func == ncclFuncRecv) && op->nargs &&
-		    op->args[0]->opCount == ((comm->p2pOpCount << 1) | 1))
-			comm->p2pOpCount++;
+		for (c = 0; c < MAXCHANNELS; c++) {
+			sr->p2pOpCount[c] += sr->simP2pBump[c];
+			sr->simP2pBump[c] = 0;
+		}
 	}
 	/* group by stream, keeping call order */
 	while (list) {

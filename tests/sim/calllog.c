@@ -2,7 +2,7 @@
 /*
  * Ground-truth call log for tests: with CCLD_SIM_CALLLOG=DIR every API call
  * appends one JSON line to DIR/calls.<pid>.jsonl at its return, with the
- * fields of ccld's "call" records (DESIGN.md section 9) and "t_ns", the
+ * fields of ccld's "call" records (docs/cli.md) and "t_ns", the
  * return's CLOCK_MONOTONIC time.  A call that blocks
  * for more than 2 s (init or split waiting for peers) is logged while it
  * waits, with "ret":null, and not again.

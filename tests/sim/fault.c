@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CCLD_SIM_FAULT (DESIGN.md section 9): injected hardware faults, parsed by
+ * CCLD_SIM_FAULT (docs/standin.md): injected hardware faults, parsed by
  * the stand-in in every process at its first communicator init.  "Rank R"
  * is the rank the process has in that first communicator (its world rank);
  * after_ms counts from that init.  Also the timing model's knobs.

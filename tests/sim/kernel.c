@@ -129,12 +129,18 @@ static int add_sub(struct sim_op *op, struct ncclProxyArgs **cur, int is_recv, i
 	int kind = (op->func == ncclFuncSend || op->func == ncclFuncRecv) ? SIM_CONN_P2P : SIM_CONN_COLL;
 	size_t idx = ((size_t)kind * SIM_MAX_CHANNELS + c) * comm->nRanks + p;
 	struct ncclProxySubArgs *sub;
-	int k;
+	int k, intra = sim_intra_peer(comm, p);
 
-	if (!*cur || (*cur)->nsubs == NCCL_PROXY_MAX_SUBS) {
+	/*
+	 * p2p ids are per channel: one args per channel, as NCCL's ProxyAppend;
+	 * intra-node subs never reach the proxy: args of their own
+	 */
+	if (!*cur || (*cur)->nsubs == NCCL_PROXY_MAX_SUBS || (*cur)->simIntra != intra ||
+	    (kind == SIM_CONN_P2P && (*cur)->subs[0].channelId != c)) {
 		*cur = args_new(op, comm, is_recv);
 		if (!*cur)
 			return -1;
+		(*cur)->simIntra = intra;
 	}
 	sub = &(*cur)->subs[(*cur)->nsubs++];
 	sub->rank = comm->rank;
@@ -144,7 +150,8 @@ static int add_sub(struct sim_op *op, struct ncclProxyArgs **cur, int is_recv, i
 	sub->nsteps = (op->nchunks - c + op->nch - 1) / op->nch;
 	for (k = c; k < op->nchunks; k += op->nch)
 		sub->nbytes += chunk_len(op, k);
-	sub->peerBell = comm->peerBells[p];
+	/* an intra-node step wakes the peer's kernels, a network one its proxy */
+	sub->peerBell = intra ? comm->peerKbells[p] : comm->peerBells[p];
 	sub->simKind = kind;
 	if (is_recv) {
 		sub->connection = sim_conn(comm, kind, c, p, comm->rank);
@@ -211,7 +218,9 @@ struct sim_op *sim_op_new(struct ncclComm *comm, int func, const void *sendbuff,
 		for (p = 0; p < n; p++)
 			if (recvs_from(op, me, p) && add_sub(op, &cur_r, 1, c, p))
 				goto fail;
-	op->refs = 1 + op->nargs;
+	op->refs = 1;
+	for (c = 0; c < op->nargs; c++)
+		op->refs += !op->args[c]->simIntra;	/* the proxy's references */
 	return op;
 fail:
 	op_free(op);
@@ -316,12 +325,15 @@ static void chunk_mark(struct ncclProxySubArgs **subs, const struct sim_op *op, 
 /* Advances OP as far as it can without waiting; returns whether it moved. */
 static int op_step(struct sim_op *op)
 {
-	int moved = 0;
+	int moved = 0, i;
 
 	if (__atomic_load_n(&op->comm->abortFlag, __ATOMIC_ACQUIRE)) {
 		op->prodK = op->consK = op->nchunks;
 		return 1;
 	}
+	for (i = 0; i < op->nargs; i++)
+		if (op->args[i]->simIntra)
+			moved |= sim_intra_progress(op->args[i]);
 	/* produce: write into buffers the proxy posted */
 	while (op->prodK < op->nchunks &&
 	       chunk_ready(op->ssub, op, op->prodK, offsetof(struct ncclProxySubArgs, posted))) {
@@ -336,16 +348,31 @@ static int op_step(struct sim_op *op)
 		chunk_mark(op->rsub, op, op->consK++);
 		moved = 1;
 	}
+	for (i = 0; moved && i < op->nargs; i++)
+		if (op->args[i]->simIntra)
+			sim_intra_progress(op->args[i]);
 	return moved;
 }
 
-/* sends delivered: like a ring kernel, which ends after its last chunk went round */
+/*
+ * sends delivered: like a ring kernel, which ends after its last chunk went
+ * round; an intra-node receive ends once its last step is released
+ */
 static int sends_done(const struct sim_op *op)
 {
 	int i, n = op->nch * op->comm->nRanks;
 
 	if (__atomic_load_n(&op->comm->abortFlag, __ATOMIC_ACQUIRE))
 		return 1;
+	for (i = 0; i < op->nargs; i++) {
+		const struct ncclProxyArgs *a = op->args[i];
+		int j;
+
+		for (j = 0; a->simIntra && j < a->nsubs; j++)
+			if (__atomic_load_n(&a->subs[j].done, __ATOMIC_ACQUIRE) <
+			    (uint64_t)a->subs[j].nsteps)
+				return 0;
+	}
 	for (i = 0; i < n; i++) {
 		struct ncclProxySubArgs *sub = op->ssub[(i % op->nch) * op->comm->nRanks +
 							i / op->nch];
@@ -407,7 +434,9 @@ ncclResult_t sim_plan_launch(struct sim_op *ops, void *stream)
 	for (op = ops; op; op = op->next) {
 		__atomic_add_fetch(&op->comm->inflight, 1, __ATOMIC_SEQ_CST);
 		for (i = 0; i < op->nargs; i++)
-			sim_proxy_post(op->comm->proxyState, op->args[i], op->args[i]->simIsRecv);
+			if (!op->args[i]->simIntra)
+				sim_proxy_post(op->comm->proxyState, op->args[i],
+					       op->args[i]->simIsRecv);
 	}
 	if (ccldsim_stream_launch((cudaStream_t)stream, kernel_run, plan) != cudaSuccess) {
 		sim_set_last_error("cannot launch on stream %p: invalid stream", stream);

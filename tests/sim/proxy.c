@@ -27,15 +27,79 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "sim.h"
 
 /* the real NCCL hooks are local symbols that cannot be optimised away */
 #define HOOK static __attribute__((noipa, used))
 
+/*
+ * NCCL's internals are C++: these functions carry the symbols g++ gives
+ * them in NCCL 2.28 (same names, same parameters), so ccld finds them in
+ * the stand-in exactly as in the real library.
+ */
+#define CXX_SYMBOL(s) __asm__(s)
+HOOK ncclResult_t ncclProfilerStartProxyOpEvent(int sub, struct ncclProxyArgs *args)
+	CXX_SYMBOL("_Z29ncclProfilerStartProxyOpEventiP13ncclProxyArgs");
+HOOK ncclResult_t ncclProfilerStopProxyOpEvent(int sub, struct ncclProxyArgs *args)
+	CXX_SYMBOL("_Z28ncclProfilerStopProxyOpEventiP13ncclProxyArgs");
+HOOK ncclResult_t ncclProfilerRecordProxyOpEventState(int sub, struct ncclProxyArgs *args,
+						       int state)
+	CXX_SYMBOL("_Z35ncclProfilerRecordProxyOpEventStateiP13ncclProxyArgs"
+		   "24ncclProfilerEventState_t");
+HOOK ncclResult_t ncclProfilerStartSendProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						       int stepId)
+	CXX_SYMBOL("_Z35ncclProfilerStartSendProxyStepEventiP13ncclProxyArgsi");
+HOOK ncclResult_t ncclProfilerStartRecvProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						       int stepId)
+	CXX_SYMBOL("_Z35ncclProfilerStartRecvProxyStepEventiP13ncclProxyArgsi");
+HOOK ncclResult_t ncclProfilerStopProxyStepEvent(int sub, struct ncclProxyArgs *args,
+						  int stepId)
+	CXX_SYMBOL("_Z30ncclProfilerStopProxyStepEventiP13ncclProxyArgsi");
+HOOK ncclResult_t ncclProfilerRecordProxyStepEventState(int sub, struct ncclProxyArgs *args,
+							 int stepId, int state)
+	CXX_SYMBOL("_Z37ncclProfilerRecordProxyStepEventStateiP13ncclProxyArgsi"
+		   "24ncclProfilerEventState_t");
+static ncclResult_t sendProxyProgress(struct ncclProxyState *ps, struct ncclProxyArgs *args)
+	CXX_SYMBOL("_ZL17sendProxyProgressP14ncclProxyStateP13ncclProxyArgs");
+static ncclResult_t recvProxyProgress(struct ncclProxyState *ps, struct ncclProxyArgs *args)
+	CXX_SYMBOL("_ZL17recvProxyProgressP14ncclProxyStateP13ncclProxyArgs");
+
+/*
+ * NCCL's transport table of the network transport (src/include/transport.h):
+ * the loader fills its function pointers, and ccld reads which transport a
+ * progress function belongs to from it.  Only the progress slots are used.
+ */
+struct ncclTransportComm {
+	void *setup, *connect, *free, *proxySharedInit, *proxySetup, *proxyConnect,
+		*proxyFree;
+	ncclResult_t (*proxyProgress)(struct ncclProxyState *, struct ncclProxyArgs *);
+	void *proxyRegister, *proxyDeregister;
+};
+
+struct ncclTransport {
+	const char name[8];
+	void *canConnect;
+	struct ncclTransportComm send, recv;
+};
+
+__attribute__((used, visibility("hidden"))) struct ncclTransport netTransport = {
+	.name = "NET",
+	.send = { .proxyProgress = sendProxyProgress },
+	.recv = { .proxyProgress = recvProxyProgress },
+};
+
 static struct ncclProxyState *g_states;	/* every proxy state, newest first */
 static pthread_mutex_t g_states_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t g_kernel_bell;		/* private futex: wakes kernels */
+/*
+ * Wakes this process's kernels.  Shared, not private: a same-host peer's
+ * kernel rings it directly when it moved an intra-node step, as a GPU
+ * polling NVLink memory sees the step at once, not through a proxy thread.
+ */
+static struct sim_bell *g_kernel_bell;
+static char g_kernel_bell_name[64];
+static pthread_once_t g_kernel_bell_once = PTHREAD_ONCE_INIT;
 static volatile sig_atomic_t g_dump;	/* dump requests (a generation) */
 static uint64_t g_hook_calls;		/* profiler hook calls, for the dump */
 /*
@@ -107,23 +171,57 @@ HOOK ncclResult_t ncclProfilerRecordProxyStepEventState(int sub, struct ncclProx
 
 /* ---- kernel doorbell (process-private) --------------------------------- */
 
+static void kernel_bell_unlink(void)
+{
+	shm_unlink(g_kernel_bell_name);
+}
+
+static void kernel_bell_init(void)
+{
+	struct timespec ts;
+
+	/*
+	 * The pid alone is not unique: a killed process leaves its bell in
+	 * /dev/shm, and a later process of another user that gets the same
+	 * pid could not open that 0600 file.  The start time makes it unique.
+	 */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(g_kernel_bell_name, sizeof(g_kernel_bell_name), "/ccldsim-k%d-%llx%09ld",
+		 (int)getpid(), (unsigned long long)ts.tv_sec, ts.tv_nsec);
+	g_kernel_bell = sim_bell_map(g_kernel_bell_name);
+	if (!g_kernel_bell) {
+		fprintf(stderr, "ccldsim: cannot create the kernel doorbell %s: %s\n",
+			g_kernel_bell_name, strerror(errno));
+		abort();
+	}
+	atexit(kernel_bell_unlink);
+}
+
+const char *sim_kernel_bell_name(void)
+{
+	pthread_once(&g_kernel_bell_once, kernel_bell_init);
+	return g_kernel_bell_name;
+}
+
 uint32_t sim_kernel_bell_read(void)
 {
-	return __atomic_load_n(&g_kernel_bell, __ATOMIC_SEQ_CST);
+	pthread_once(&g_kernel_bell_once, kernel_bell_init);
+	return __atomic_load_n(&g_kernel_bell->seq, __ATOMIC_SEQ_CST);
 }
 
 void sim_kernel_bell_ring(void)
 {
-	__atomic_add_fetch(&g_kernel_bell, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &g_kernel_bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	pthread_once(&g_kernel_bell_once, kernel_bell_init);
+	sim_bell_ring(g_kernel_bell);
 }
 
 void sim_kernel_bell_wait(uint32_t seen)
 {
+	pthread_once(&g_kernel_bell_once, kernel_bell_init);
 	/* bounded: an aborted comm or a fault change is noticed within 100 ms */
-	struct timespec ts = { 0, 100000000 };
-
-	syscall(SYS_futex, &g_kernel_bell, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	__atomic_add_fetch(&g_kernel_bell->sleeping, 1, __ATOMIC_SEQ_CST);
+	sim_futex_wait(&g_kernel_bell->seq, seen, 100000000);
+	__atomic_sub_fetch(&g_kernel_bell->sleeping, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -437,6 +535,7 @@ static void *proxy_main(void *arg)
 	struct ncclProxyState *ps = arg;
 	struct ncclProxyProgressState *st = &ps->progressState;
 	struct ncclProxyArgs **tailp, *a, **pp;
+	uint32_t rung = 0;
 	uint64_t now;
 
 	prctl(PR_SET_NAME, "ccldsim-proxy");
@@ -445,6 +544,12 @@ static void *proxy_main(void *arg)
 		uint32_t seen = __atomic_load_n(&ps->bell->seq, __ATOMIC_SEQ_CST);
 		struct ncclProxyArgs *in;
 		int progressed = 0, s;
+
+		/* a same-host peer's kernel may have moved a step: wake ours */
+		if (seen != rung) {
+			rung = seen;
+			sim_kernel_bell_ring();
+		}
 
 		pthread_mutex_lock(&ps->mu);
 		in = ps->incoming;

@@ -153,6 +153,7 @@ ncclResult_t sim_seg_join(struct ncclComm *comm, const char *tag, uint64_t hash,
 	ri->cuda_dev = comm->cudaDev;
 	ri->bus_id = comm->busId;
 	snprintf(ri->bell, sizeof(ri->bell), "%s", comm->proxyState->bellName);
+	snprintf(ri->kbell, sizeof(ri->kbell), "%s", sim_kernel_bell_name());
 	sim_net_publish(comm, ri);
 	__atomic_add_fetch(&seg->refs, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&seg->joined, 1, __ATOMIC_SEQ_CST);
@@ -192,8 +193,9 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 
 	wait_ge(&seg->joined, comm->nRanks, comm, what, logged);
 	comm->peerBells = calloc(comm->nRanks, sizeof(*comm->peerBells));
+	comm->peerKbells = calloc(comm->nRanks, sizeof(*comm->peerKbells));
 	comm->peerInfo = calloc(comm->nRanks, sizeof(*comm->peerInfo));
-	if (!comm->peerBells || !comm->peerInfo)
+	if (!comm->peerBells || !comm->peerKbells || !comm->peerInfo)
 		return ncclSystemError;
 	for (r = 0; r < comm->nRanks; r++) {
 		struct ncclPeerInfo *pi = &comm->peerInfo[r];
@@ -208,7 +210,8 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 	}
 	for (r = 0; r < comm->nRanks; r++) {
 		comm->peerBells[r] = sim_bell_map(seg->ranks[r].bell);
-		if (!comm->peerBells[r]) {
+		comm->peerKbells[r] = sim_bell_map(seg->ranks[r].kbell);
+		if (!comm->peerBells[r] || !comm->peerKbells[r]) {
 			sim_set_last_error("cannot map the doorbell %s of rank %d: %s",
 					   seg->ranks[r].bell, r, strerror(errno));
 			return ncclSystemError;

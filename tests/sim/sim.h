@@ -71,6 +71,7 @@ struct sim_rank_info {
 	int32_t pad;
 	int64_t bus_id;
 	char bell[64];		/* shm name of the process's doorbell */
+	char kbell[64];		/* shm name of its kernels' doorbell */
 	int32_t split_color[2];	/* split exchange, double-buffered */
 	int32_t split_key[2];
 	uint32_t net_addr;	/* socket transport: IPv4 listen address */
@@ -149,6 +150,7 @@ struct ncclProxyArgs {
 	int idle;
 	int nChannels;
 	int simIsRecv;
+	int simIntra;			/* intra-node: moved by the kernel, no proxy */
 	uint64_t sig;
 	struct ncclProxySubArgs subs[NCCL_PROXY_MAX_SUBS];
 };
@@ -177,6 +179,21 @@ struct ncclProxyState {
 };
 
 /* ---- communicator ------------------------------------------------------ */
+
+#define MAXCHANNELS		64
+
+/*
+ * NCCL's comm->sharedRes (comm.h): the proxy op counters.  p2p op ids are
+ * counted per channel, so two ranks' ids of one send/recv pair differ
+ * whenever the ranks' p2p histories on that channel differ.
+ */
+struct ncclSharedResources {
+	int refCount;
+	struct ncclComm *owner;
+	uint64_t p2pOpCount[MAXCHANNELS];
+	uint64_t collOpCount;
+	uint64_t simP2pBump[MAXCHANNELS];	/* of the launch being numbered */
+};
 
 /*
  * Every rank's identity, as NCCL's transport.h (comm->peerInfo[nRanks]):
@@ -212,13 +229,14 @@ struct ncclComm {
 	int destroyed;
 	uint64_t opCount;
 	uint64_t collOpCount;
-	uint64_t p2pOpCount;
+	struct ncclSharedResources *sharedRes;
 	uint64_t callSeq;		/* collectives called (call log seq) */
 	struct ncclProxyState *proxyState;
 	int abortFlag;
 	ncclResult_t asyncResult;
 	uint32_t inflight;		/* ops not yet finished (futex) */
 	struct sim_bell **peerBells;	/* per rank: that process's doorbell */
+	struct sim_bell **peerKbells;	/* per rank: its kernels' doorbell */
 	uint64_t *sendStep;		/* [kind][ch][peer]: next connection step */
 	uint64_t *recvStep;
 	uint64_t seqNumber[NCCL_NUM_FUNCTIONS];
@@ -288,8 +306,13 @@ ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out);
 void sim_proxy_stop(struct ncclProxyState *ps);
 void sim_proxy_post(struct ncclProxyState *ps, struct ncclProxyArgs *args, int is_recv);
 void sim_kernel_bell_ring(void);
+const char *sim_kernel_bell_name(void);
 void sim_kernel_bell_wait(uint32_t seen);
 uint32_t sim_kernel_bell_read(void);
+
+/* intra.c: same-host peers (P2P/SHM), no proxy progress */
+int sim_intra_peer(const struct ncclComm *comm, int peer);
+int sim_intra_progress(struct ncclProxyArgs *args);
 
 /* kernel.c */
 struct sim_op *sim_op_new(struct ncclComm *comm, int func, const void *sendbuff,

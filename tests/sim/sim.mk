@@ -11,7 +11,7 @@ SIM_LIBDIR := $(SIM_DIR)/lib
 SIM_OBJDIR := $(SIM_DIR)/obj
 SIM_CFLAGS := -g -O2 -fPIC -fvisibility=hidden $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	      -Iinclude -Itests/sim
-SIM_NCCL_SRCS := api.c shm.c proxy.c kernel.c reduce.c fault.c calllog.c socket.c ras.c
+SIM_NCCL_SRCS := api.c shm.c proxy.c intra.c kernel.c reduce.c fault.c calllog.c socket.c ras.c
 SIM_NCCL_OBJS := $(SIM_NCCL_SRCS:%.c=$(SIM_OBJDIR)/%.o)
 SIM_NCCL   := $(SIM_LIBDIR)/libnccl.so.2
 SIM_CUDART := $(SIM_LIBDIR)/libcudart.so.13

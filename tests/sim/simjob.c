@@ -183,6 +183,14 @@ int main(int argc, char **argv)
 			setenv("WORLD_SIZE", num, 1);
 			setenv("LOCAL_WORLD_SIZE", num, 1);
 			setenv("CCLD_SIMJOB_RUNDIR", g_rundir, 1);
+			if (o.ranks_per_host > 0) {
+				snprintf(num, sizeof(num), "simhost%d", r / o.ranks_per_host);
+				setenv("NCCL_HOSTID", num, 1);
+			} else {
+				/* a cluster of one-rank hosts: all over the network */
+				setenv("NCCL_P2P_DISABLE", "1", 1);
+				setenv("NCCL_SHM_DISABLE", "1", 1);
+			}
 			if (enter_netns(r))
 				_exit(127);
 			argv[0] = "ccld-simjob-rank";

@@ -18,6 +18,7 @@ enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
 
 struct simjob_opts {
 	int ranks, tp, pp, steps;
+	int ranks_per_host;	/* 0: every connection over the network */
 	double compute_ms, jitter_pct, step_delay_ms;
 	long size;
 	const char *wait_start, *pidfile, *init;
@@ -29,6 +30,7 @@ struct simjob_opts {
 	int slow_rank, slow_step, slow_steps;	/* slow_steps 0: to the end */
 	double slow_factor;
 	int hang_rank, hang_step;
+	const char *hang_write;	/* --hang R:S:write=PATH: blocked writing PATH */
 	int exit_rank, exit_step, exit_code;
 	int pause_step;
 	double pause_s;
@@ -47,6 +49,10 @@ static const char simjob_usage[] =
 "Job:\n"
 "  --ranks N            rank processes (default 8)\n"
 "  --tp T --pp P        tensor / pipeline parallel sizes; DP = N/(T*P) (default 1 1)\n"
+"  --ranks-per-host H   consecutive groups of H ranks share a host (NCCL_HOSTID):\n"
+"                       peers on one host talk over P2P/SHM, no proxy; default:\n"
+"                       every connection over the network (NCCL_P2P_DISABLE=1,\n"
+"                       NCCL_SHM_DISABLE=1)\n"
 "  --steps S            training steps (default 100)\n"
 "  --compute-ms MS      compute phase per step, a sleep (default 5)\n"
 "  --gpu-compute        the compute phase is a simulated kernel on the rank's\n"
@@ -72,7 +78,9 @@ static const char simjob_usage[] =
 "                       op (a Reduce), count, dtype or redop\n"
 "  --slow R:S:F[:N]     rank R's compute phase is F times longer from step S on\n"
 "                       (for N steps; default: to the end)\n"
-"  --hang R:S           rank R hangs in CPU code at step S (never returns)\n"
+"  --hang R:S[:write=PATH]  rank R hangs in CPU code at step S (never returns);\n"
+"                       with write=PATH it blocks in write() on PATH (a FIFO\n"
+"                       nobody reads: a checkpoint write that does not finish)\n"
 "  --exit R:S[:CODE]    rank R exits at step S without cleanup (default code 1)\n"
 "  --pause S:SEC        every rank pauses SEC seconds at step S (checkpoint)\n"
 "  --barrier-wait R:S:SEC  at step S every rank calls a 1-element all-reduce\n"
@@ -111,7 +119,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' }, { "skip", 1, 0, 'K' },
 		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
-		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' }, { 0, 0, 0, 0 } };
+		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' },
+		{ "ranks-per-host", 1, 0, 'R' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -128,6 +137,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n': o->ranks = atoi(optarg); break;
+		case 'R': o->ranks_per_host = atoi(optarg); break;
 		case 't': o->tp = atoi(optarg); break;
 		case 'p': o->pp = atoi(optarg); break;
 		case 's': o->steps = atoi(optarg); break;
@@ -173,8 +183,11 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 				return simjob_bad("slow", optarg);
 			break;
 		case 'H':
-			if (simjob_parse_ints(optarg, &o->hang_rank, &o->hang_step, &rest) || rest)
+			if (simjob_parse_ints(optarg, &o->hang_rank, &o->hang_step, &rest))
 				return simjob_bad("hang", optarg);
+			if (rest && (strncmp(rest, "write=", 6) || !rest[6]))
+				return simjob_bad("hang", optarg);
+			o->hang_write = rest ? rest + 6 : NULL;
 			break;
 		case 'E':
 			if (simjob_parse_ints(optarg, &o->exit_rank, &o->exit_step, &rest))
@@ -203,7 +216,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		fprintf(stderr, "ccld-simjob: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (o->ranks < 1 || o->ranks > 64 || o->tp < 1 || o->pp < 1 ||
+	if (o->ranks_per_host < 0 || o->ranks < 1 || o->ranks > 64 || o->tp < 1 || o->pp < 1 ||
 	    o->ranks % (o->tp * o->pp)) {
 		fprintf(stderr, "ccld-simjob: --ranks (1..64) must be a multiple of --tp x --pp\n");
 		return -1;

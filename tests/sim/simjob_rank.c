@@ -12,6 +12,7 @@
  * Application faults per docs/simjob.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,30 @@ static void sleep_ms(double ms)
 	ts.tv_nsec = (long)((ms - ts.tv_sec * 1e3) * 1e6);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/*
+ * --hang R:S:write=PATH: a checkpoint write that never finishes.  PATH is a
+ * FIFO nobody reads, opened read-write (so open() does not wait for a
+ * reader): writes fill its 64 KiB buffer, then one blocks for good.
+ */
+static void hang_in_write(const char *path, int step)
+{
+	static char chunk[1 << 16];
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0) {
+		fprintf(stderr, "rank %d: --hang write=%s: %s\n", g_rank, path, strerror(errno));
+		exit(2);
+	}
+	fprintf(stderr, "rank %d: blocked in write() on %s at step %d (injected)\n",
+		g_rank, path, step);
+	fflush(NULL);
+	for (;;)
+		if (write(fd, chunk, sizeof(chunk)) < 0 && errno != EINTR)
+			break;
+	fprintf(stderr, "rank %d: write to %s: %s\n", g_rank, path, strerror(errno));
+	exit(2);
 }
 
 static void *dalloc(size_t n)
@@ -291,6 +316,8 @@ int main(int argc, char **argv)
 			_exit(o.exit_code);
 		}
 		if (g_rank == o.hang_rank && step == o.hang_step) {
+			if (o.hang_write)
+				hang_in_write(o.hang_write, step);
 			fprintf(stderr, "rank %d: hanging in CPU code at step %d (injected)\n",
 				g_rank, step);
 			for (;;)

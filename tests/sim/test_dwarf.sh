@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stand-in's DWARF names the struct fields ccld reads (pahole resolves
-# each by name) at offsets that differ from the real NCCL 2.28.9 build
-# (table in shared/notes/nccl-hooks.md), so a hard-coded offset cannot pass.
+# each by name) at offsets that differ from the real NCCL 2.28.9 build's
+# (docs/layouts.md), so a hard-coded offset cannot pass.
 # Also checks the symbol shape ccld probes: weak ncclX + strong pncclX at one
 # address, local ncclProfiler* hooks and progress functions in .symtab.
 . "$(dirname "$0")/../lib.sh"
@@ -79,12 +79,13 @@ done
 # ncclBcast reaches ncclBroadcast through the PLT (one hook sees both)
 objdump -d --no-show-raw-insn "$LIB" | awk '/<pncclBcast>:/,/ret/' | grep -q 'call.*<ncclBroadcast@plt>' ||
 	fail "ncclBcast does not call ncclBroadcast through the PLT"
-nm "$LIB" >"$TMP/sym"
+# C++ names as in NCCL 2.28.9 (mangled): matched demangled, parameters follow
+nm -C "$LIB" >"$TMP/sym"
 for f in ncclProfilerStartProxyOpEvent ncclProfilerStopProxyOpEvent \
 	 ncclProfilerStartSendProxyStepEvent ncclProfilerStartRecvProxyStepEvent \
 	 ncclProfilerRecordProxyStepEventState ncclProfilerStopProxyStepEvent \
 	 ncclProfilerRecordProxyOpEventState sendProxyProgress recvProxyProgress; do
-	grep -Eq " [tT] $f\$" "$TMP/sym" || fail "$f missing from .symtab (or cloned/inlined)"
+	grep -Eq " [tT] $f\(" "$TMP/sym" || fail "$f missing from .symtab (or cloned/inlined)"
 done
 readelf -d "$LIB" | grep -q 'SONAME.*\[libnccl.so.2\]' || fail "SONAME is not libnccl.so.2"
 readelf -d "$SIMLIB/libcudart.so.13" | grep -q 'SONAME.*\[libcudart.so.13\]' ||

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Each CCLD_SIM_FAULT kind does what DESIGN.md section 9 says, observably:
+# Each CCLD_SIM_FAULT kind does what docs/standin.md says, observably:
 #  netstall: the job stops making progress for good (peers' ops never
 #            complete); the proxy dump (NCCL_PROXY_DUMP_SIGNAL) shows the
 #            stalled rank's sends transmitted but not done and its peers'

@@ -6,6 +6,7 @@
  * an_thread_state: the threads) and must name the culprit once the stall
  * threshold passed with no progress, saying the state came from memory.
  */
+#include <sys/syscall.h>
 #include "test_an_helpers.h"
 #include "an_wire.h"
 
@@ -125,6 +126,34 @@ static void test_thread_evidence(void)
 	sim_fini(&s);
 }
 
+/*
+ * A rank in a checkpoint write that does not end: the file its write()
+ * works on and how long, at least, it has been in it (since the first
+ * look that found it there) are cited.
+ */
+static void test_thread_fd_evidence(void)
+{
+	struct an_thread t = { .tid = 102, .state = 'S', .main = true, .syscall = SYS_write,
+			       .arg0 = 7, .name = "python", .wchan = "pipe_write",
+			       .path = "/ckpt/step1200.pt" };
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 3, 300);
+	late_rank(&s, 2);
+	an_thread_state(s.an, s.host_id[0], 102, &t, s.now[0]);
+	sim_tick(&s, 1.0);
+	/* the same place a second later: still since the first look */
+	an_thread_state(s.an, s.host_id[0], 102, &t, s.now[0]);
+	sim_tick(&s, 2.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK(strstr(v->text, "its main thread is sleeping in write() on /ckpt/step1200.pt"
+			      " [pipe_write] for 3 s or more") != NULL);
+	CHECK_STR(sim_val_s(v, "main_fd_path"), "/ckpt/step1200.pt");
+	sim_fini(&s);
+}
+
 /* a look at memory is progress once; a job that then moves is healthy */
 static void test_moving_after_attach(void)
 {
@@ -184,6 +213,55 @@ static void test_h2_from_args(void)
 {
 	args_case(8, 8 << 10, "dtype");		/* float64 where the others float32 */
 	args_case(7, 12 << 10, "count");	/* more bytes: another count */
+}
+
+/*
+ * Two channels; rank 1's send on channel 1 already finished (it left the
+ * proxy), so rank 1 holds fewer bytes than the others but no other count:
+ * never an H2.  Rank 3 with other bytes on both channels still is one.
+ */
+static void partial_case(bool other_count)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int r, i, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		struct an_progress p[4];
+
+		mem(&s, W, r, 21);
+		for (n = 0, i = 0; i < 2; i++) {
+			p[n] = sub((r + 1) % 4, AN_SEND, 4, 4, 0, 2, 20);
+			p[n++].channel = i;
+			p[n] = sub((r + 3) % 4, AN_RECV, 4, 0, 2, 0, 20);
+			p[n++].channel = i;
+		}
+		if (r == 1)
+			p[2] = p[--n];	/* channel 1's send is gone */
+		for (i = 0; r == 3 && other_count && i < n; i++)
+			p[i].nbytes = 12 << 10;
+		snap(&s, W, r, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	for (i = 0; i < s.nv && s.v[i].cls != AN_H2; i++)
+		;
+	if (!other_count) {
+		CHECK(i == s.nv);
+	} else {
+		CHECK(i < s.nv);
+		v = &s.v[i < s.nv ? i : 0];
+		CHECK_STR(sim_culprits(v), "3");
+		CHECK_STR(sim_val_s(v, "field"), "count");
+	}
+	sim_fini(&s);
+}
+
+static void test_h2_partial_channels(void)
+{
+	partial_case(false);
+	partial_case(true);
 }
 
 /*
@@ -390,6 +468,15 @@ static void test_wire(void)
 	CHECK_INT(d.launch.coll_ops, 20);
 	CHECK_INT(d.launch.per_fn[1], 1);
 	CHECK(d.launch.has_coll_ops && !d.launch.dead);
+	CHECK(!d.launch.hosts_known && !d.launch.intra_node);
+	/* version 4: the peer table's hosts */
+	w.launch.hosts_known = w.launch.intra_node = true;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK(d.launch.hosts_known && d.launch.intra_node);
+	/* those flags in a version-3 record are malformed */
+	buf[0] = 3;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
 
 	memset(&w, 0, sizeof(w));
 	w.type = AW_THREAD;
@@ -405,9 +492,21 @@ static void test_wire(void)
 	CHECK_INT(d.thread.state, 'D');
 	CHECK_INT(d.thread.syscall, 74);
 	CHECK_STR(d.thread.wchan, "io_schedule");
+	CHECK_STR(d.thread.path, "");
+	/* an older agent's record (version 5): no path text after wchan */
+	buf[0] = 5;
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 1, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.thread.wchan, "io_schedule");
+	CHECK_STR(d.thread.path, "");
+	buf[0] = AN_WIRE_VERSION;
 	/* a thread state that is not a letter is refused */
 	buf[2 + 8 + 8] = 0;
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+	/* version 6: what the call's fd names */
+	snprintf(w.thread.path, sizeof(w.thread.path), "/ckpt/step1200.pt");
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.thread.path, "/ckpt/step1200.pt");
 	/* a version-1 clock record still decodes; a v1 AW_LAUNCHED does not exist */
 	memset(&w, 0, sizeof(w));
 	w.type = AW_CLOCK;
@@ -422,8 +521,10 @@ int main(void)
 {
 	test_h1_from_counts();
 	test_thread_evidence();
+	test_thread_fd_evidence();
 	test_moving_after_attach();
 	test_h2_from_args();
+	test_h2_partial_channels();
 	test_h2_from_counts();
 	test_h3_gpu_from_memory();
 	test_dead_peer();

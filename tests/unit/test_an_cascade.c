@@ -337,8 +337,9 @@ static void test_lost_at_receiver(void)
 	sim_call(&s, 0x70ull, 0, CCLD_FN_ALLREDUCE, 1024, 7);
 	flow_op(&s, 0x70ull, 0, 31, 1, AN_SEND, 1, 1, 0, 1);
 	flow_op(&s, 0x70ull, 0, 31, 1, AN_RECV, 1, 1, 1, 1);
-	flow_op(&s, 0x70ull, 0, 32, 1, AN_SEND, 1, 0, 0, 0);
-	flow_op(&s, 0x70ull, 0, 32, 1, AN_RECV, 1, 0, 0, 0);
+	/* the next collective: opCount + 2 (p2p ids are the odd ones) */
+	flow_op(&s, 0x70ull, 0, 33, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0x70ull, 0, 33, 1, AN_RECV, 1, 0, 0, 0);
 	flow_op(&s, 0x70ull, 1, 31, 0, AN_SEND, 1, 1, 0, 1);
 	flow_op(&s, 0x70ull, 1, 31, 0, AN_RECV, 1, 0, 0, 0);
 	sim_tick(&s, 6);

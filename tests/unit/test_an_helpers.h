@@ -208,9 +208,12 @@ static inline void sim_complete(struct sim *s, const struct an_op *op)
 	an_op_complete(s->an, op, s->now[sim_host(s, (int)op->k.pid - 100)]);
 }
 
-/* p2p: rank R sends (recv=0) or receives (recv=1) from PEER */
-static inline struct an_op sim_p2p(struct sim *s, uint64_t hash, int r, int peer,
-			    int recv, uint64_t count, bool ret)
+/*
+ * p2p: rank R sends (recv=0) or receives (recv=1) from PEER; FROM_ATTACH:
+ * its count started at ccld's attach, not at the comm's creation
+ */
+static inline struct an_op sim_p2p_op(struct sim *s, uint64_t hash, int r, int peer,
+				      int recv, uint64_t count, bool ret, bool from_attach)
 {
 	struct sim_comm *c = sim_find(s, hash);
 	struct an_op op = sim_op(s, c, r, recv ? CCLD_FN_RECV : CCLD_FN_SEND,
@@ -218,10 +221,24 @@ static inline struct an_op sim_p2p(struct sim *s, uint64_t hash, int r, int peer
 
 	op.peer = peer;
 	op.seq = c->p2p[r][peer][recv]++;
+	op.seq_from_attach = from_attach;
 	an_op_enter(s->an, &op);
 	if (ret)
 		an_op_return(s->an, &op, 0, op.t_ns + 20000);
 	return op;
+}
+
+static inline struct an_op sim_p2p(struct sim *s, uint64_t hash, int r, int peer,
+			    int recv, uint64_t count, bool ret)
+{
+	return sim_p2p_op(s, hash, r, peer, recv, count, ret, false);
+}
+
+/* a p2p call counted from the attach; it returns at once */
+static inline struct an_op sim_p2p_attach(struct sim *s, uint64_t hash, int r,
+					  int peer, int recv, uint64_t count)
+{
+	return sim_p2p_op(s, hash, r, peer, recv, count, true, true);
 }
 
 /* one healthy round of a collective on every rank, GPU completion included */

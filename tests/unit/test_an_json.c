@@ -165,7 +165,7 @@ static void test_verdict_line(void)
 		  "entered AllReduce seq 2 of comm 00c0ffee00000001 (last entered "
 		  "seq 1, 5.2 s ago; process running); 2 of 3 ranks wait in it\","
 		  "\"stalled_s\":5.24998,\"nranks\":3,\"entered\":2,"
-		  "\"culprit_seq\":1}}");
+		  "\"culprit_seq\":1,\"evidence_tiers\":\"A,B\"}}");
 	/* the realtime offset moves both times */
 	json_reset(&b);
 	an_verdict_json(s.an, &s.v[0], 1000, &b);
@@ -175,6 +175,57 @@ static void test_verdict_line(void)
 	printf("%s\n", json_str(&b));
 	CHECK(strstr(json_str(&b), "HANG H1") != NULL);
 	CHECK(strstr(json_str(&b), "rank 2 (h0 pid 102)") != NULL);
+	/* the launcher's ranks (RANK, LOCAL_RANK), where its environment had them */
+	an_proc_label(s.an, s.host_id[0], 102, AN_LABEL_RANK, "5");
+	an_proc_label(s.an, s.host_id[0], 102, AN_LABEL_LOCAL_RANK, "1");
+	an_proc_label(s.an, s.host_id[0], 102, AN_LABEL_RANK, "5x");	/* refused */
+	json_reset(&b);
+	an_verdict_json(s.an, &s.v[0], 0, &b);
+	CHECK(strstr(json_str(&b), "\"culprits\":[{\"rank\":2,\"global_rank\":5,"
+			       "\"local_rank\":1,\"host\":\"h0\",\"pid\":102}]") != NULL);
+	json_reset(&b);
+	an_verdict_text(s.an, &s.v[0], &b);
+	CHECK(strstr(json_str(&b), "rank 2 (global rank 5, h0 pid 102)") != NULL);
+	json_free(&b);
+	sim_fini(&s);
+}
+
+/* a cascade's short line: the class, its comm and round, what blocks it */
+static void test_cascade_line(void)
+{
+	struct an_verdict v;
+	struct json_buf b;
+	struct sim s;
+
+	sim_init(&s, 5, 300);
+	memset(&v, 0, sizeof(v));
+	v.kind = AN_V_NEW;
+	v.cls = AN_H1;
+	v.role = AN_CASCADE;
+	v.comm = 0x00c0ffee00000002ull;
+	v.seq = 7;
+	v.blocked_comm = 0x00c0ffee00000001ull;
+	v.blocked_seq = 2;
+	json_init(&b);
+	CHECK_INT(an_cascade_text(s.an, &v, &b), 0);
+	CHECK_STR(json_str(&b), "cascade: H1 in comm 00c0ffee00000002 seq 7 is blocked"
+		  " by comm 00c0ffee00000001 seq 2");
+	json_free(&b);
+	/* what ccld-trace and ccld-analyzer print: the same line, indented */
+	json_init(&b);
+	CHECK_INT(an_verdict_line(s.an, &v, false, 0, &b), 0);
+	CHECK_STR(json_str(&b), "  cascade: H1 in comm 00c0ffee00000002 seq 7 is blocked"
+		  " by comm 00c0ffee00000001 seq 2");
+	json_free(&b);
+	/* a root: "VERDICT " and the sentence */
+	v.role = AN_ROOT;
+	json_init(&b);
+	CHECK_INT(an_verdict_line(s.an, &v, false, 0, &b), 0);
+	CHECK(!strncmp(json_str(&b), "VERDICT HANG H1", 15));
+	json_free(&b);
+	json_init(&b);
+	CHECK_INT(an_verdict_line(s.an, &v, true, 0, &b), 0);
+	CHECK(json_str(&b)[0] == '{');
 	json_free(&b);
 	sim_fini(&s);
 }
@@ -183,5 +234,6 @@ int main(void)
 {
 	test_builder();
 	test_verdict_line();
+	test_cascade_line();
 	return check_finish("test_an_json");
 }

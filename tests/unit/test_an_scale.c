@@ -2,7 +2,7 @@
 /*
  * 16,384 ranks in one comm: steady-state memory independent of run length,
  * and a late rank located within one tick.  Prints the locate time (the
- * DESIGN.md section 8 target is < 150 ms per window on one core, built
+ * target (docs/numbers.md) is < 150 ms per window on one core, built
  * without sanitizers; this binary has ASan, so the bound checked is loose).
  */
 #include <time.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Exactly-once filter of the fleet analyzer (user/dedupe.c). */
+/* Exactly-once filter of the fleet analyzer (user/fleet/dedupe.c). */
 #include "check.h"
 #include "dedupe.h"
 

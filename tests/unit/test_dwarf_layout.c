@@ -109,7 +109,7 @@ static void set_cache(const char *sub)
 
 static void check_fixture_layout(const struct nccl_layouts *l)
 {
-	CHECK(l->has_dwarf);
+	CHECK(l->source == LAYOUT_DWARF || l->source == LAYOUT_DEBUGINFO);
 	CHECK_INT(l->comm.valid, 1);
 	CHECK_INT(l->comm_size, sizeof(struct ncclComm));
 	CHECK_INT(l->comm.start_magic, offsetof(struct ncclComm, startMagic));
@@ -161,7 +161,8 @@ static void same_layout(const struct nccl_layouts *a, const struct nccl_layouts 
 	CHECK_INT(a->comm.valid, b->comm.valid);
 	CHECK_INT(a->proxy.valid, b->proxy.valid);
 	CHECK_INT(a->proxy.sub_size, b->proxy.sub_size);
-	CHECK_INT(a->has_dwarf, b->has_dwarf);
+	CHECK_INT(a->source, b->source);
+	CHECK_STR(a->origin, b->origin);
 }
 
 static void test_fixture(const char *gflag, const char *id)
@@ -208,7 +209,7 @@ static void test_old_layout(void)
 	}
 	set_cache("cache-old");
 	CHECK_INT(dwarf_layout_read(lib, "", &l, err, sizeof(err)), 0);
-	CHECK(l.has_dwarf);
+	CHECK_INT(l.source, LAYOUT_DWARF);
 	CHECK_INT(l.comm.valid, 1);
 	CHECK_INT(l.comm.rank, 0);
 	CHECK_INT(l.comm.nranks, 4);
@@ -228,7 +229,7 @@ static void check_empty(const struct nccl_layouts *l)
 {
 	int i;
 
-	CHECK(!l->has_dwarf);
+	CHECK_INT(l->source, LAYOUT_NONE);
 	CHECK_INT(l->comm.valid, 0);
 	CHECK_INT(l->proxy.valid, 0);
 	CHECK_INT(l->comm_size, -1);
@@ -241,7 +242,7 @@ static void test_no_dwarf_and_debuginfo(void)
 	const char *id = "bb00000000000001";
 	char lib[300], dbg[400], dir[300], cmd[1600], flags[100];
 	char err[256] = "";
-	struct nccl_layouts l;
+	struct nccl_layouts l, again;
 
 	snprintf(flags, sizeof(flags), "-g -Wl,--build-id=0x%s", id);
 	if (build("split", layout_src, NULL, flags, lib, sizeof(lib))) {
@@ -266,6 +267,12 @@ static void test_no_dwarf_and_debuginfo(void)
 	CHECK_INT(dwarf_layout_read(lib, id, &l, err, sizeof(err)), 0);
 	CHECK(!l.from_cache);
 	check_fixture_layout(&l);
+	CHECK_INT(l.source, LAYOUT_DEBUGINFO);
+	CHECK_STR(l.origin, dbg);
+	/* the cache keeps where it came from */
+	CHECK_INT(dwarf_layout_read(lib, id, &again, err, sizeof(err)), 0);
+	CHECK(again.from_cache);
+	same_layout(&l, &again);
 	unsetenv("CCLD_DEBUGINFO_DIR");
 
 	/* built without -g at all */
@@ -338,7 +345,7 @@ static void test_real(void)
 	t0 = now_s();
 	CHECK_INT(dwarf_layout_read(path, id, &l, err, sizeof(err)), 0);
 	t_read = now_s() - t0;
-	CHECK(l.has_dwarf);
+	CHECK_INT(l.source, LAYOUT_DWARF);
 	CHECK(!l.from_cache);
 	/* every field ccld reads resolves in 2.28.9 */
 	for (i = 0; i < layout_fields_n; i++) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The Xid line parser (user/kmsg.c): real driver lines and near misses. */
+/* The Xid line parser (user/kernel/kmsg.c): real driver lines and near misses. */
 #include <string.h>
 #include "check.h"
 #include "kmsg.h"

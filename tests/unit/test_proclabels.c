@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Container and Kubernetes detection from /proc/PID/cgroup (user/proclabels.c). */
+/* Container and Kubernetes detection from /proc/PID/cgroup (user/probe/proclabels.c). */
 #include <unistd.h>
 #include "check.h"
 #include "proclabels.h"
@@ -48,9 +48,37 @@ static void test_self(void)
 	CHECK_STR(l.container, "");
 }
 
+/* the launcher's ranks: torchrun's names first, then Slurm's, MPI's */
+static void test_ranks_env(void)
+{
+	static const char env1[] = "PATH=/bin\0SLURM_PROCID=3\0RANK=12\0LOCAL_RANK=4\0";
+	static const char env2[] = "OMPI_COMM_WORLD_RANK=7\0OMPI_COMM_WORLD_LOCAL_RANK=1\0";
+	static const char env3[] = "RANK=abc\0PMI_RANK=2\0LOCAL_RANK=\0";
+	static const char env4[] = "RANK=1234567890\0";
+	struct proc_labels l;
+
+	memset(&l, 0, sizeof(l));
+	proc_labels_ranks_from_env(env1, sizeof(env1) - 1, &l);
+	CHECK_STR(l.rank, "12");
+	CHECK_STR(l.local_rank, "4");
+	memset(&l, 0, sizeof(l));
+	proc_labels_ranks_from_env(env2, sizeof(env2) - 1, &l);
+	CHECK_STR(l.rank, "7");
+	CHECK_STR(l.local_rank, "1");
+	/* not a number: the next name; none: nothing */
+	memset(&l, 0, sizeof(l));
+	proc_labels_ranks_from_env(env3, sizeof(env3) - 1, &l);
+	CHECK_STR(l.rank, "2");
+	CHECK_STR(l.local_rank, "");
+	memset(&l, 0, sizeof(l));
+	proc_labels_ranks_from_env(env4, sizeof(env4) - 1, &l);
+	CHECK_STR(l.rank, "");
+}
+
 int main(void)
 {
 	test_paths();
+	test_ranks_env();
 	test_self();
 	return check_finish("test_proclabels");
 }

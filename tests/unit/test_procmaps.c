@@ -233,11 +233,49 @@ static void test_state(void)
 	CHECK_INT(procmaps_state(pid), 0);
 }
 
+/* the start time names a process: the same for one, another for a later one */
+static void test_start_time(void)
+{
+	char line[] = "42 (a) b) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 123456 19 20\n";
+	char *state = procmaps_stat_parse(line);
+	uint64_t start = 0, a = 0, b = 0;
+	char st = 0;
+	int status;
+	pid_t pid;
+
+	CHECK(state && *state == 'S');
+	CHECK_INT(procmaps_stat_start(state, &start), 0);
+	CHECK(start == 123456);
+	CHECK_INT(procmaps_stat_start("S 1 2 3", &start), -EINVAL);
+	CHECK_INT(procmaps_stat_start("S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x", &start),
+		  -EINVAL);
+	CHECK_INT(procmaps_identity(getpid(), &st, &a), 0);
+	CHECK_INT(st, 'R');
+	CHECK_INT(procmaps_identity(getpid(), &st, &b), 0);
+	CHECK(a && a == b);
+	/* a child started later (a tick is 10 ms): a later start time */
+	usleep(30000);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(procmaps_identity(pid, &st, &b), 0);
+	CHECK(b > a);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK_INT(procmaps_identity(pid, &st, &b), -ENOENT);
+}
+
 int main(void)
 {
 	test_parse();
 	test_self();
 	test_overlay();
 	test_state();
+	test_start_time();
 	return check_finish("test_procmaps");
 }

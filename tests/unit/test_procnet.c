@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* /proc/net/tcp{,6} lines (user/procnet.c): real kernel lines and near misses. */
+/* /proc/net/tcp{,6} lines (user/kernel/procnet.c): real kernel lines and near misses. */
 #include <string.h>
 #include <arpa/inet.h>
 #include "check.h"

@@ -40,6 +40,19 @@ static void round_durs(uint64_t *s, int last, double gap, double jit, double *du
 		dur[k] = (t_last - arr[k] + 2) * MS;
 }
 
+/*
+ * A healthy round of a 2-rank comm: both arrive at random within SPREAD ms,
+ * then the network part NET ms
+ */
+static void pair_durs(uint64_t *s, double spread, double net, double *dur)
+{
+	double a = spread * u01(s), b = spread * u01(s);
+	double t_last = a > b ? a : b;
+
+	dur[0] = (t_last - a + net) * MS;
+	dur[1] = (t_last - b + net) * MS;
+}
+
 /* a straggler 200 ms late every 500 ms step: named once 2 s and 3 iterations passed */
 static void test_straggler_named(void)
 {
@@ -86,6 +99,53 @@ static void test_healthy_jitter(void)
 		named += sl_peer_round(q, dur, (uint64_t)(i + 1) * 300000000ull, i, &res);
 	}
 	sl_peer_free(q);
+	CHECK_INT(named, 0);
+	sl_peer_free(p);
+}
+
+/*
+ * Two ranks, random last arriver every 30 ms round, the gap a real share of
+ * the interval (arrivals 0-8 ms: gaps up to 8 ms, a quarter of the interval
+ * almost never), no minimum wall time: 20,000 rounds, never a straggler.
+ * A run of 10 of 11 rounds (90%) happens by chance 12 times as often as 11
+ * of 11: the chance must count the rounds the share lets off, and the run
+ * is judged anew every round (34 rounds named when it did not).
+ */
+static void test_healthy_pair(void)
+{
+	struct sl_peer *p = peer_new(2, 0);
+	struct sl_peer_result res;
+	uint64_t s = 31;
+	double dur[2];
+	int i, named = 0;
+
+	for (i = 0; i < 20000; i++) {
+		pair_durs(&s, 8, 2, dur);
+		named += sl_peer_round(p, dur, (uint64_t)(i + 1) * 30000000ull, i, &res);
+	}
+	CHECK_INT(named, 0);
+	sl_peer_free(p);
+}
+
+/*
+ * Two informative rounds per 30 ms iteration (a TP comm's two all-reduces,
+ * 13 ms apart), two ranks arriving at random within 7 ms: the mean interval
+ * between rounds is 15 ms, so a chance gap of 4-7 ms is a quarter of it, but
+ * not of the iteration.  20,000 rounds, never a straggler.
+ */
+static void test_healthy_two_per_iter(void)
+{
+	struct sl_peer *p = peer_new(2, 0);
+	struct sl_peer_result res;
+	uint64_t s = 37, t;
+	double dur[2];
+	int i, named = 0;
+
+	for (i = 0; i < 20000; i++) {
+		pair_durs(&s, 7, 1, dur);
+		t = (uint64_t)(i / 2) * 30000000ull + (i % 2) * 13000000ull + 1;
+		named += sl_peer_round(p, dur, t, i / 2, &res);
+	}
 	CHECK_INT(named, 0);
 	sl_peer_free(p);
 }
@@ -231,7 +291,7 @@ static double noisy(uint64_t *s, double level)
 /*
  * The network part of a comm's rounds 1.4 ms, 4x from round 100 for 200
  * rounds (2 per 54 ms iteration), then back: onset once it lasted 2 s and
- * cost more than 2% of the time, recovery when it fell back
+ * cost more than 5% of the time (15% here), recovery when it fell back
  */
 static void test_rise_and_back(void)
 {
@@ -299,6 +359,27 @@ static void test_rise_floor(void)
 	sl_rise_free(r);
 }
 
+/*
+ * The network part of tiny ops, 0.27 ms, rising to 0.51 ms for 4 s at 100
+ * rounds per second: 2.4% of the wall time, under the 5% a verdict needs
+ * (a healthy job's checkpoint pause on a 2-core VM did this, and the step
+ * sample blamed a descheduled proxy thread)
+ */
+static void test_rise_small_cost(void)
+{
+	struct sl_rise *r = rise_new(1000000000ull);
+	struct sl_rise_result res;
+	uint64_t s = 29;
+	int i, named = 0;
+
+	for (i = 0; i < 600; i++)
+		named += !!(sl_rise_round(r, noisy(&s, i >= 100 && i < 500 ? 0.51 : 0.27) * MS,
+					  (uint64_t)(i + 1) * 10000000ull, i / 2, &res) &
+			    SL_RISE_ONSET);
+	CHECK_INT(named, 0);
+	sl_rise_free(r);
+}
+
 /* a lower level later (a slow start) becomes the level */
 static void test_rise_base_follows_down(void)
 {
@@ -322,7 +403,8 @@ static void test_rise_base_follows_down(void)
 /*
  * A noisy network part (+-80% every round, its level unchanged): its
  * medians of 8 reach 1.5x now and then, within the noise: nothing; a
- * quieter one (+-30%) rising 2.8x is a rise
+ * quieter one (+-30%) rising 2.8x is a rise (0.9 ms more per 10 ms round:
+ * 9% of the time, above the cost bar)
  */
 static void test_rise_noise(void)
 {
@@ -331,7 +413,7 @@ static void test_rise_noise(void)
 	int i, noisy_named = 0, quiet_named = 0;
 
 	for (i = 0; i < 600; i++) {
-		uint64_t t = (uint64_t)(i + 1) * 27000000ull;
+		uint64_t t = (uint64_t)(i + 1) * 10000000ull;
 		double u = u01(&s) - 0.5;
 
 		noisy_named += !!(sl_rise_round(r, 0.6 * (1 + 1.6 * u) * MS,
@@ -349,6 +431,8 @@ int main(void)
 {
 	test_straggler_named();
 	test_healthy_jitter();
+	test_healthy_pair();
+	test_healthy_two_per_iter();
 	test_cheap_straggler();
 	test_share();
 	test_min_iters();
@@ -357,6 +441,7 @@ int main(void)
 	test_rise_and_back();
 	test_rise_bursts();
 	test_rise_floor();
+	test_rise_small_cost();
 	test_rise_base_follows_down();
 	test_rise_noise();
 	return check_finish("test_slow_peer");

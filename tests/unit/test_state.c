@@ -124,6 +124,81 @@ static void test_init_then_local_seq(void)
 	state_free(s);
 }
 
+/*
+ * Created while no layout was in use, then one comes into use (a table
+ * entry confirmed): the comm keeps the name its init call gave it, and
+ * takes NCCL's launch count as its sequence.  One created with a layout
+ * in use is named by what the probe read.
+ */
+static void test_ident_kept_from_args(void)
+{
+	struct state *s = fresh();
+	struct ccld_event e = ev_base(CCLD_EV_COMM, CCLD_FN_INIT_RANK, 101, 10);
+
+	e.u.comm.id_hash = 0x1234;
+	e.u.comm.nranks = 8;
+	e.u.comm.rank = 3;
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_INIT_RANK, 101, 20);
+	e.u.ret.newcomm = 0x7000;
+	state_feed(s, 0, &e);
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x7000, 100, false, 0);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 105, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x7000, 200, true, 1);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 205, 0);
+	CHECK_INT(ndone, 2);
+	CHECK_INT(done[0].comm_hash, 0x1234);
+	CHECK_INT(done[1].comm_hash, 0x1234);
+	CHECK_INT(done[1].rank, 3);
+	CHECK_INT(done[1].seq, 1);
+	CHECK_INT(done[1].seq_source, SEQ_NCCL);
+
+	/* the init's return read through a layout: that name */
+	e = ev_base(CCLD_EV_COMM, CCLD_FN_INIT_RANK, 101, 300);
+	e.u.comm.id_hash = 0x5678;
+	e.u.comm.nranks = 8;
+	e.u.comm.rank = 3;
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_INIT_RANK, 101, 310);
+	e.u.ret.newcomm = 0x8000;
+	e.flags = CCLD_F_IDENT;
+	e.id.hash = 0xabcdef;
+	e.id.rank = 3;
+	e.id.nranks = 8;
+	state_feed(s, 0, &e);
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x8000, 400, true, 0);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 405, 0);
+	CHECK_INT(ndone, 3);
+	CHECK_INT(done[2].comm_hash, 0xabcdef);
+	state_free(s);
+}
+
+/*
+ * The ncclGroupEnd records were lost (a full ring): NCCL's launched count
+ * moving says the group was launched, and the next seqs are NCCL's again.
+ */
+static void test_group_end_lost(void)
+{
+	struct state *s = fresh();
+	const uint64_t comm = 0x9000;
+
+	feed_group(s, CCLD_FN_GROUP_START, 110);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 120, true, 42);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 121, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 130, true, 42);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 131, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 150, true, 44);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 151, 0);
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 160, true, 45);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 161, 0);
+	CHECK_INT(ndone, 4);
+	CHECK_INT(done[0].seq, 42);
+	CHECK_INT(done[1].seq, 43);
+	CHECK_INT(done[2].seq, 44);	/* was 46: 44 + the two pending */
+	CHECK_INT(done[3].seq, 45);
+	state_free(s);
+}
+
 /* NCCL counters: attach mid-run, seq = sum(seqNumber) + group pending. */
 static void test_nccl_seq_in_group(void)
 {
@@ -169,13 +244,14 @@ static void test_blocked_and_flush(void)
 	size_t it = 0;
 
 	feed_call(s, CCLD_FN_BROADCAST, 0x1000, 1000, true, 7);
-	tick.ts_ns = 1000 + 500000000ULL;
+	/* blocked once the analyzer would suspect the comm: 15 s by default */
+	tick.ts_ns = 1000 + 14500000000ULL;
 	state_feed(s, 0, &tick);
 	cr = state_next_rank(s, &it);
 	CHECK(cr != NULL);
 	if (cr)
 		CHECK_INT(cr->state, RS_IN_COLLECTIVE);
-	tick.ts_ns = 1000 + 1500000000ULL;
+	tick.ts_ns = 1000 + 15500000000ULL;
 	state_feed(s, 0, &tick);
 	if (cr)
 		CHECK_INT(cr->state, RS_BLOCKED);
@@ -280,11 +356,93 @@ static void test_cuda_completion(void)
 	state_free(s);
 }
 
+static size_t count_procs(struct state *s)
+{
+	size_t it = 0, n = 0;
+
+	while (state_next_proc(s, &it))
+		n++;
+	return n;
+}
+
+static size_t count_ranks(struct state *s)
+{
+	size_t it = 0, n = 0;
+
+	while (state_next_rank(s, &it))
+		n++;
+	return n;
+}
+
+/*
+ * Forgetting: an exited process's state is freed on a tick after the
+ * delay (a call still inside NCCL reported first); processes that come
+ * and go leave nothing behind; a reused pid starts clean.
+ */
+static void test_forget_exited(void)
+{
+	const uint64_t sec = 1000000000ULL;
+	struct state *s = fresh();
+	struct ccld_event e;
+	uint64_t t = sec;
+	int job;
+
+	state_forget_after(s, 10 * sec);
+	for (job = 0; job < 200; job++, t += sec) {
+		e = ev_base(CCLD_EV_PROC_ATTACH, 0, 100, t);
+		state_feed(s, 0, &e);
+		feed_call(s, CCLD_FN_ALLREDUCE, 0x1000 + job, t + 1, true, 0);
+		feed_ret(s, CCLD_FN_ALLREDUCE, t + 2, 0);
+		feed_cuda(s, CCLD_FN_CUDA_EVENT_RECORD, 0xe1, 0, t + 3, 0);
+		/* every other job dies inside its call */
+		feed_call(s, CCLD_FN_ALLREDUCE, 0x1000 + job, t + 4, true, 1);
+		if (job % 2)
+			feed_ret(s, CCLD_FN_ALLREDUCE, t + 5, 0);
+		e = ev_base(CCLD_EV_PROC_EXIT, 0, 100, t + 6);
+		state_feed(s, 0, &e);
+		e = ev_base(CCLD_EV_TICK, 0, 0, t + 7);
+		state_feed(s, 0, &e);
+		/* pid 100 again: a new process, none of the old one's ranks */
+		CHECK_INT(count_ranks(s), 1);
+	}
+	CHECK_INT(count_procs(s), 1);
+	CHECK(state_proc(s, 0, 100)->exited);
+	ndone = 0;
+	t -= sec;			/* the last job's */
+	e = ev_base(CCLD_EV_TICK, 0, 0, t + 6 + 10 * sec);
+	state_feed(s, 0, &e);
+	CHECK_INT(count_procs(s), 1);	/* not yet: exactly the delay */
+	e = ev_base(CCLD_EV_TICK, 0, 0, t + 7 + 10 * sec);
+	state_feed(s, 0, &e);
+	CHECK_INT(count_procs(s), 0);
+	CHECK_INT(count_ranks(s), 0);
+	CHECK_INT(ndone, 0);		/* the last job returned */
+	CHECK_INT(state_counts(s)->procs_forgotten, 200);
+	CHECK_INT(state_counts(s)->comms_forgotten, 200);
+	/* 100 died inside a call: each reported once, no return */
+	CHECK_INT(state_counts(s)->calls, 400);
+	state_free(s);
+
+	/* without forgetting (the default): an exit keeps its state */
+	s = fresh();
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x1000, 100, true, 0);
+	e = ev_base(CCLD_EV_PROC_EXIT, 0, 100, 200);
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_TICK, 0, 0, 1000 * sec);
+	state_feed(s, 0, &e);
+	CHECK_INT(count_procs(s), 1);
+	CHECK_INT(count_ranks(s), 1);
+	state_free(s);
+}
+
 int main(void)
 {
+	test_forget_exited();
 	test_cuda_completion();
 	test_init_then_local_seq();
+	test_ident_kept_from_args();
 	test_nccl_seq_in_group();
+	test_group_end_lost();
 	test_blocked_and_flush();
 	test_exit();
 	test_unmatched_return();

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Root vs cascade (Mycroft 5.2, docs/analyzer.md "Cascades"): the comms
+ * stalled past the suspect time, related once per evaluation.  The network
+ * culprit across comms first (Mycroft 5.3), then the hold graph (whose GPU
+ * executes which stalled comm), "blocked by" (every culprit waits inside
+ * another comm's stuck round), the same culprits (the comm that stalled
+ * first is the root), and cycles cut at the comm that stalled first among
+ * those with the most definite evidence.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "an_detect_int.h"
+
+/*
+ * When the comm's wait began: the first entry of its stuck round by a rank
+ * that waits in it (0 unknown), on that rank's host clock.
+ */
+static uint64_t wait_began(const struct an_comm *c)
+{
+	const struct an_status *st = &c->st;
+	uint64_t t = 0;
+	uint32_t k;
+
+	for (k = 0; k < st->nwait; k++) {
+		const struct an_rank *r = &c->r[st->wait[k]];
+		const struct an_sig *sg = &r->hist[(uint64_t)st->seq % AN_HIST];
+		uint64_t e = 0;
+		uint32_t i;
+		int d;
+
+		if (st->p2p) {
+			for (i = 0; i < r->np2p; i++)
+				for (d = 0; d < 2; d++)
+					if (r->p2p[i].n[d] > r->p2p[i].ndone[d] &&
+					    (!e || r->p2p[i].t_enter[d] < e))
+						e = r->p2p[i].t_enter[d];
+		} else if (st->seq >= 0 && sg->seq == st->seq) {
+			e = sg->t_enter;
+		}
+		if (e && (!t || e < t))
+			t = e;
+	}
+	return t;
+}
+
+/* the single H1 culprit's last call in C (its own clock), 0 unknown */
+static uint64_t culprit_last_call(const struct an_comm *c, uint32_t *proc)
+{
+	const struct an_rank *r;
+	const struct an_sig *sg;
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (c->st.cls != AN_H1 || c->st.ncul != 1)
+		return 0;
+	r = &c->r[c->st.cul[0]];
+	*proc = r->proc;
+	sg = &r->hist[(uint64_t)(r->entered < 0 ? 0 : r->entered) % AN_HIST];
+	if (r->entered >= 0 && sg->seq == r->entered)
+		t = sg->t_enter;
+	for (i = 0; i < r->np2p; i++)
+		for (d = 0; d < 2; d++)
+			if (r->p2p[i].n[d] && r->p2p[i].t_enter[d] > t)
+				t = r->p2p[i].t_enter[d];
+	return t;
+}
+
+/* a before b in time of stall: longer quiet, then the lower hash */
+static bool earlier(const struct node *a, const struct node *b)
+{
+	uint64_t ta = wait_began(a->c), tb = wait_began(b->c), la, lb;
+	uint32_t pa = 0, pb = 0;
+
+	/*
+	 * Two comms that wait for the same missing rank (H1): in that rank's
+	 * own program order, the comm it called longest ago is the one it
+	 * would have called next (each comm once per iteration): where the
+	 * hang began.  The other ranks' entries and progress records are on
+	 * other clocks and come in any order.
+	 */
+	la = culprit_last_call(a->c, &pa);
+	lb = culprit_last_call(b->c, &pb);
+	if (la && lb && pa && pa == pb && la != lb)
+		return la < lb;
+	/*
+	 * Both known only from the look at memory when ccld attached: their
+	 * quiet times are the order they were read in, not when they
+	 * stalled.  The one more ranks wait in is where the hang shows most.
+	 */
+	if (a->c->mem_progress && b->c->mem_progress) {
+		if (a->c->st.nwait != b->c->st.nwait)
+			return a->c->st.nwait > b->c->st.nwait;
+		return a->c->hash < b->c->hash;
+	}
+	if (a->quiet != b->quiet)
+		return a->quiet > b->quiet;
+	if (ta && tb && ta != tb)
+		return ta < tb;
+	return a->c->hash < b->c->hash;
+}
+
+static bool any_down(const struct an *an, const struct an_comm *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->st.ncul; i++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[c->st.cul[i]]);
+
+		if (p && p->state != AN_PROC_RUNNING)
+			return true;
+	}
+	return false;
+}
+
+static int evidence_rank(const struct an_status *st);
+
+/*
+ * An H3 whose culprit's own data left and was never delivered: no
+ * backpressure from another comm produces that state (the culprit waits on
+ * no one), so it is as definite as a rank that never entered.
+ */
+static bool definite_h3(const struct an_status *st)
+{
+	return st->cls == AN_H3 &&
+	       (st->net_global ||
+		(st->t4 == AN_T4_NOT_DELIVERED && !st->t4_remote));
+}
+
+/* among MASK: the most definite evidence, then the one that stalled first */
+static int pick(struct node *nodes, uint64_t mask)
+{
+	int best = -1, j;
+
+	for (j = 0; j < AN_MAX_NODES; j++) {
+		int ej, eb;
+
+		if (!(mask >> j & 1))
+			continue;
+		if (best < 0) {
+			best = j;
+			continue;
+		}
+		ej = evidence_rank(&nodes[j].c->st);
+		eb = evidence_rank(&nodes[best].c->st);
+		if (ej != eb ? ej > eb : earlier(&nodes[j], &nodes[best]))
+			best = j;
+	}
+	return best;
+}
+
+/*
+ * The stuck round's cause is located: a rank missing or differing (H1, H2),
+ * or progress data (tier B/C/E) narrowing H3 to fewer ranks than entered.
+ * An H3 that lists every rank only says "stuck somewhere".
+ */
+static bool located(const struct an_status *st)
+{
+	return st->cls != AN_H3 || ((st->t4 != AN_T4_NONE || st->ncul < st->nwait) &&
+				    !st->untouched);
+}
+
+/*
+ * How definite a comm's cause is: ranks that called different ops (H2) can
+ * never complete the round, whatever else happens; a rank that never
+ * entered (H1) may itself be held elsewhere; an H3 narrowed by progress
+ * data is likely; an H3 listing everyone is unknown.  Used where the
+ * structure alone does not decide: "same culprits" links and cycles.
+ */
+static int evidence_rank(const struct an_status *st)
+{
+	if (st->cls == AN_H2)
+		return 3;
+	if (st->cls == AN_H1 || definite_h3(st))
+		return 2;
+	return located(st) ? 1 : 0;
+}
+
+/*
+ * An H3 located by a state that backpressure from elsewhere also produces:
+ * a GPU that does not produce or consume may be stuck in another comm's
+ * kernel, a send not transmitted may wait for that GPU.  Only "not
+ * delivered" (data left and the network never completed it) cannot be.
+ */
+static bool weak(const struct an_status *st)
+{
+	return st->cls == AN_H3 && st->t4 != AN_T4_NONE && st->t4 != AN_T4_NOT_DELIVERED;
+}
+
+static int root_of(const struct node *nodes, int nn, int i)
+{
+	int k;
+
+	for (k = 0; k < nn && nodes[i].edge >= 0; k++)
+		i = nodes[i].edge;
+	return i;
+}
+
+/* nodes whose evidence is at least as definite as node I's */
+static uint64_t as_definite(const struct node *nodes, int nn, int i)
+{
+	int want = evidence_rank(&nodes[i].c->st), j;
+	uint64_t m = 0;
+
+	for (j = 0; j < nn; j++)
+		if (evidence_rank(&nodes[j].c->st) >= want)
+			m |= 1ull << j;
+	return m;
+}
+
+/*
+ * A weak H3 left as a root beside a root with a definite cause, one of its
+ * culprits also stuck (culprit or waiting) in that root's tree: it is part
+ * of that incident, not a second one.
+ */
+static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
+{
+	uint64_t tree[AN_MAX_NODES] = { 0 };
+	int i, j, k;
+
+	for (i = 0; i < nn; i++)
+		tree[root_of(nodes, nn, i)] |= 1ull << i;
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t in = 0, m = 0;
+
+		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
+			continue;
+		for (k = 0; k < (int)st->ncul; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			if (p)
+				in |= an->procs[p - 1].wmask | an->procs[p - 1].cmask;
+		}
+		for (j = 0; j < nn; j++)
+			if (j != i && nodes[j].edge < 0 &&
+			    evidence_rank(&nodes[j].c->st) >= 2 && (tree[j] & in))
+				m |= 1ull << j;
+		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
+}
+
+/* per process: stuck flows it is an end of, and in which nodes */
+struct net_count {
+	uint32_t *ends;
+	uint64_t *nodes;
+	int node;
+};
+
+static void count_end(struct net_count *nc, uint32_t proc, int node)
+{
+	if (!proc)
+		return;
+	nc->ends[proc - 1]++;
+	nc->nodes[proc - 1] |= 1ull << node;
+}
+
+static void count_flow(void *ctx, struct an_comm *c, int32_t sender,
+		       const struct an_progress *p, enum an_t4 t4)
+{
+	struct net_count *nc = ctx;
+
+	(void)t4;
+	count_end(nc, c->r[sender].proc, nc->node);
+	if (p->peer >= 0 && p->peer < c->nranks && p->peer != sender)
+		count_end(nc, c->r[p->peer].proc, nc->node);
+}
+
+static int popcount64(uint64_t m)
+{
+	return __builtin_popcountll(m);
+}
+
+/*
+ * Data reached process PROC (index + 1) and waits for its GPU in a stalled
+ * comm: its network delivers, so the flows it stops are its GPU's doing
+ * (each comm's own Table-4 rule names that), not its NIC's.
+ */
+static bool holds_received(const struct node *nodes, int nn, uint32_t proc)
+{
+	int i;
+	int32_t r;
+	uint32_t k;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_comm *c = nodes[i].c;
+
+		for (r = 0; r < c->nranks; r++) {
+			const struct an_rank *rk = &c->r[r];
+
+			if (rk->proc != proc || rk->gone)
+				continue;
+			for (k = 0; k < rk->nsubs; k++)
+				if (rk->subs[k].dir == AN_RECV &&
+				    rk->subs[k].received > rk->subs[k].done &&
+				    !(rk->subs[k].nsteps && rk->subs[k].done >= rk->subs[k].nsteps))
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Mycroft 5.3 across comms: a faulty NIC is an end of every flow it
+ * stalls, in every comm its rank is in, while a comm seen alone may show
+ * only one stuck flow with two ends (a pair), or a sender that waits for
+ * the credit a dead receiver never sends.  The process that is the end of
+ * the most stuck flows, strictly, in two comms or more, is the network
+ * culprit: every stalled H3 comm where it is an end names it.  Returns its
+ * process index + 1, 0 for none.
+ */
+static void net_narrow(struct an *an, struct node *nodes, int nn)
+{
+	struct net_count nc = { 0 };
+	uint32_t best = 0, second = 0, p, np = an->nprocs;
+	int i;
+
+	if (!np)
+		return;
+	nc.ends = calloc(np, sizeof(*nc.ends));
+	nc.nodes = calloc(np, sizeof(*nc.nodes));
+	if (!nc.ends || !nc.nodes)
+		goto out;
+	for (i = 0; i < nn; i++) {
+		if (nodes[i].c->st.cls != AN_H3)
+			continue;
+		nc.node = i;
+		an_stuck_flows(an, nodes[i].c, count_flow, &nc);
+	}
+	for (p = 0; p < np; p++) {
+		if (!best || nc.ends[p] > nc.ends[best - 1]) {
+			second = best;
+			best = p + 1;
+		} else if (!second || nc.ends[p] > nc.ends[second - 1]) {
+			second = p + 1;
+		}
+	}
+	if (!best || nc.ends[best - 1] < 2 ||
+	    popcount64(nc.nodes[best - 1]) < 2 ||
+	    (second && nc.ends[second - 1] >= nc.ends[best - 1]) ||
+	    holds_received(nodes, nn, best)) {
+		goto out;
+	}
+	for (i = 0; i < nn; i++) {
+		struct an_comm *c = nodes[i].c;
+		int32_t r;
+
+		if (!(nc.nodes[best - 1] >> i & 1))
+			continue;
+		for (r = 0; r < c->nranks; r++)
+			if (c->r[r].proc == best &&
+			    an_locate_net(an, c, r, nc.ends[best - 1],
+					  (uint32_t)popcount64(nc.nodes[best - 1])))
+				break;
+		c->analyzed = 0;	/* its own picture first, next time */
+	}
+out:
+	free(nc.ends);
+	free(nc.nodes);
+}
+
+/*
+ * The hold graph: a comm whose open rank's GPU executes another stalled
+ * comm waits for that comm; a comm whose open ranks' GPUs all execute it is
+ * where the incident is (closed: no other rule makes it a cascade).  An H1
+ * whose culprits' GPUs are all held elsewhere waits there too (its CPU
+ * waits for its GPU, e.g. in a stream synchronize).
+ */
+static void hold_edges(struct an *an, struct node *nodes, int nn)
+{
+	int i, k;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		bool open = false, known = true;
+		uint64_t m = 0;
+
+		nodes[i].closed = nodes[i].held = false;
+		if (any_down(an, c))
+			continue;
+		if (st->cls == AN_H1) {
+			for (k = 0; k < (int)st->ncul; k++) {
+				const struct an_proc *p = an_proc_of(an, &c->r[st->cul[k]]);
+
+				if (!p || !p->gpu_known || !p->gpu_comm ||
+				    p->gpu_comm == c || p->gpu_comm->node < 0) {
+					m = 0;
+					break;
+				}
+				m |= 1ull << p->gpu_comm->node;
+			}
+		} else if (st->cls == AN_H3) {
+			int32_t r;
+
+			for (r = 0; r < c->nranks; r++) {
+				const struct an_proc *p = an_proc_of(an, &c->r[r]);
+				uint64_t op, t;
+				enum an_hold h = an_rank_pending(c, r, &op, &t);
+
+				/*
+				 * a rank open on a later collective of this comm is
+				 * ahead (p2p ids are per rank and channel: no order)
+				 */
+				if (h == AN_HOLD_NONE ||
+				    ((h == AN_HOLD_OPEN || h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) &&
+				     an_coll_op(c->st.open_op) && an_coll_op(op) &&
+				     op != c->st.open_op))
+					continue;
+				if (h == AN_HOLD_UNKNOWN || !p || !p->gpu_known ||
+				    !p->gpu_comm || p->gpu_comm->node < 0)
+					known = false;
+				else if (p->gpu_comm == c)
+					open = true;
+				else
+					m |= 1ull << p->gpu_comm->node;
+			}
+		}
+		if (m) {
+			nodes[i].edge = pick(nodes, m);
+			nodes[i].held = true;
+		} else if (open && known) {
+			nodes[i].edge = -1;
+			nodes[i].closed = true;
+		}
+	}
+}
+
+static void link_nodes(struct an *an, struct node *nodes, int nn)
+{
+	uint64_t located_mask = 0;
+	int i, j, k, pass;
+
+	/*
+	 * every process's masks, not only those of this evaluation's waiters
+	 * and culprits: a culprit's wmask left from an evaluation with more
+	 * nodes named nodes past nn, whose edges are garbage
+	 */
+	for (k = 0; k < (int)an->nprocs; k++)
+		an->procs[k].wmask = an->procs[k].cmask = 0;
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+
+		for (k = 0; k < (int)st->nwait; k++)
+			if (c->r[st->wait[k]].proc)
+				an->procs[c->r[st->wait[k]].proc - 1].wmask |= 1ull << i;
+		for (k = 0; k < (int)st->ncul; k++)
+			if (c->r[st->cul[k]].proc)
+				an->procs[c->r[st->cul[k]].proc - 1].cmask |= 1ull << i;
+	}
+	for (i = 0; i < nn; i++)
+		if (located(&nodes[i].c->st))
+			located_mask |= 1ull << i;
+	/*
+	 * blocked: every culprit of C waits inside D's stuck round (not a
+	 * D whose op started nowhere: it queues behind something else)
+	 */
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t m = ~(1ull << i);
+
+		for (j = 0; j < nn; j++)
+			if (nodes[j].c->st.untouched)
+				m &= ~(1ull << j);
+
+		nodes[i].edge = -1;
+		if (!st->ncul || st->ncul > AN_EDGE_MAX_CUL || any_down(an, c) ||
+		    definite_h3(st))
+			continue;
+		for (k = 0; k < (int)st->ncul && m; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			m &= p ? an->procs[p - 1].wmask : 0;
+		}
+		nodes[i].edge = pick(nodes, m);
+	}
+	hold_edges(an, nodes, nn);
+	/*
+	 * A comm stuck with no located cause (H3, no progress data), one of
+	 * whose waiting ranks also waits in a comm with a located cause: that
+	 * comm explains it (e.g. a rank skipped a TP all-reduce; its partner's
+	 * GPU stream is stuck there, so the world all-reduce queued behind it
+	 * never runs).
+	 */
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t m = 0;
+
+		if ((located_mask >> i & 1) || nodes[i].closed || nodes[i].held)
+			continue;
+		for (k = 0; k < (int)st->nwait; k++) {
+			uint32_t p = c->r[st->wait[k]].proc;
+
+			if (p)
+				m |= an->procs[p - 1].wmask;
+		}
+		m &= located_mask & ~(1ull << i);
+		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
+	/*
+	 * A weak H3 whose culprit waits in a comm with a definite cause (H1,
+	 * H2): its GPU is held there (a rank skipped a TP all-reduce: its
+	 * partner's stream is stuck in it, so the world op behind never sends).
+	 */
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t m = 0;
+
+		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
+			continue;
+		for (k = 0; k < (int)st->ncul; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			if (p)
+				m |= an->procs[p - 1].wmask;
+		}
+		for (j = 0; j < nn; j++)
+			if (evidence_rank(&nodes[j].c->st) < 2 || j == i)
+				m &= ~(1ull << j);
+		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
+	/* the same culprits: the comm that stalled first is the root */
+	for (i = 0; i < nn; i++) {
+		const struct an_status *st = &nodes[i].c->st;
+		struct an_comm *c = nodes[i].c;
+		uint64_t m = 0;
+
+		if (nodes[i].edge >= 0 || nodes[i].closed ||
+		    st->ncul > AN_EDGE_MAX_CUL)
+			continue;
+		for (k = 0; k < (int)st->ncul; k++) {
+			uint32_t p = c->r[st->cul[k]].proc;
+
+			m |= p ? an->procs[p - 1].cmask : 0;
+		}
+		m &= ~(1ull << i) & as_definite(nodes, nn, i);
+		for (j = 0; j < nn; j++)
+			if ((m >> j & 1) && !earlier(&nodes[j], &nodes[i]))
+				m &= ~(1ull << j);
+		nodes[i].edge = pick(nodes, m);
+	}
+	/*
+	 * cycles (ordering deadlocks): the comm that stalled first is the
+	 * root, among those with the most definite evidence in the cycle
+	 */
+	for (pass = 0; pass < nn; pass++) {
+		bool cut = false;
+
+		for (i = 0; i < nn && !cut; i++) {
+			int x = i, best;
+
+			for (k = 0; k < nn && x >= 0; k++)
+				x = nodes[x].edge;
+			if (x < 0)
+				continue;
+			best = x;
+			for (j = nodes[x].edge; j != x; j = nodes[j].edge) {
+				int ej = evidence_rank(&nodes[j].c->st);
+				int eb = evidence_rank(&nodes[best].c->st);
+
+				if (ej != eb ? ej > eb : earlier(&nodes[j], &nodes[best]))
+					best = j;
+			}
+			nodes[best].edge = -1;
+			cut = true;
+		}
+		if (!cut)
+			break;
+	}
+	merge_weak_roots(an, nodes, nn);
+}
+
+/* CCLD_AN_DEBUG: the picture behind the verdicts, on stderr */
+static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
+{
+	int i;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_comm *c = nodes[i].c;
+		int32_t r;
+		uint32_t k;
+
+		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s open_op %llx quiet %.2f\n",
+			i, (unsigned long long)c->hash, (long long)c->st.seq, c->st.cls,
+			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
+			nodes[i].held ? " held" : "", (unsigned long long)c->st.open_op,
+			nodes[i].quiet);
+		fprintf(stderr, "an:   wait");
+		for (k = 0; k < c->st.nwait; k++)
+			fprintf(stderr, " %d", c->st.wait[k]);
+		fprintf(stderr, " cul");
+		for (k = 0; k < c->st.ncul; k++)
+			fprintf(stderr, " %d", c->st.cul[k]);
+		fprintf(stderr, "\n");
+		for (r = 0; r < c->nranks; r++) {
+			const struct an_rank *rk = &c->r[r];
+			const struct an_proc *p = an_proc_of(an, rk);
+
+			fprintf(stderr, "an:   rank %d pid %u entered %lld completed %lld gpu %s%016llx/%llx\n",
+				r, p ? p->pid : 0, (long long)rk->entered, (long long)rk->completed,
+				p && p->gpu_known ? "" : "?",
+				p && p->gpu_comm ? (unsigned long long)p->gpu_comm->hash : 0ull,
+				p ? (unsigned long long)p->gpu_op : 0ull);
+			for (k = 0; k < rk->nsubs; k++) {
+				const struct an_progress *q = &rk->subs[k];
+
+				fprintf(stderr, "an:     op %llx t %llu %s peer %d ch %d %llu/%llu/%llu/%llu of %llu\n",
+					(unsigned long long)q->op, (unsigned long long)(q->t_first % 100000000000ull),
+					q->dir == AN_SEND ? "send" : "recv", q->peer, q->channel,
+					(unsigned long long)q->posted, (unsigned long long)q->transmitted,
+					(unsigned long long)q->received, (unsigned long long)q->done,
+					(unsigned long long)q->nsteps);
+			}
+		}
+	}
+}
+
+void cascade_link(struct an *an, struct node *nodes, int nn)
+{
+	net_narrow(an, nodes, nn);
+	link_nodes(an, nodes, nn);
+	if (an->debug)
+		debug_nodes(an, nodes, nn);
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A collective comm's stuck round (docs/analyzer.md "Detection"): how sure
+ * it is that an op is in flight, which round is stuck, its op, the ranks
+ * that wait in it, and H1, the ranks that never entered it (or whose
+ * process stopped or exited).  All entered: H2 (an_locate_h2.c), else H3
+ * (an_locate_h3.c).
+ */
+#include <inttypes.h>
+#include "an_locate_int.h"
+#include <linux/types.h>
+#include "ccld.h"
+#include "names.h"
+
+static uint64_t sig_bytes(const struct an_sig *s)
+{
+	size_t sz = dtype_size(s->dtype);
+
+	return s->count * (sz ? sz : 1);
+}
+
+/* any sub not finished, op id known or not */
+static bool any_open(const struct an_rank *rk)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++)
+		if (!rk->subs[i].nsteps || rk->subs[i].done < rk->subs[i].nsteps)
+			return true;
+	return false;
+}
+
+/* ---- proxy ops read through NCCL's counters ----------------------------- */
+
+/*
+ * Where rank R's GPU is from its proxy (tier C/E), when NCCL's op counter
+ * maps op ids to seqs (an_proxy.c: every collective of the comm had proxy
+ * work): the round before its oldest open collective op, or everything it
+ * entered when none is open.  -2: not known this way.
+ */
+static int64_t ops_done(const struct an_rank *r)
+{
+	int64_t lo = INT64_MAX;
+	uint32_t i;
+
+	if (!r->tierc || r->op_off_ok != 1)
+		return -2;
+	for (i = 0; i < r->nsubs; i++) {
+		const struct an_progress *p = &r->subs[i];
+
+		if (!an_coll_op(p->op) || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (an_op_seq(r, p->op) < lo)
+			lo = an_op_seq(r, p->op);
+	}
+	return lo == INT64_MAX ? r->entered : lo - 1;
+}
+
+/* the args of the comm's open op on some rank (read from memory), or NULL */
+static const struct an_progress *open_args(const struct an_comm *c)
+{
+	int32_t r;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; live(&c->r[r]) && i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].op == c->st.open_op && c->r[r].subs[i].has_args)
+				return &c->r[r].subs[i];
+	return NULL;
+}
+
+/* the largest sub of the comm's open op: a barrier all-reduce moves a few bytes */
+static uint64_t open_op_max_bytes(const struct an_comm *c)
+{
+	uint64_t m = 0;
+	int32_t r;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; live(&c->r[r]) && i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].op == c->st.open_op && c->r[r].subs[i].nbytes > m)
+				m = c->r[r].subs[i].nbytes;
+	return m;
+}
+
+/* ---- collectives ---------------------------------------------------- */
+
+/*
+ * Collective seqs counted from the attach (NCCL's seqNumber[] unreadable):
+ * each rank's count started at whatever op it was at, so seqs are never
+ * compared.  A collective cannot finish before every rank entered it:
+ * ranks whose GPU (tier B) finished all they entered and that are in no
+ * call have not entered the one the others wait in (H1).  Otherwise the
+ * waiting ranks are listed (H3).
+ */
+static bool coll_seq_from_attach(const struct an_comm *c)
+{
+	int32_t i;
+
+	for (i = 0; i < c->nranks; i++)
+		if (live(&c->r[i]) && c->r[i].seq_from_attach)
+			return true;
+	return false;
+}
+
+static void locate_coll_unaligned(struct an *an, struct an_comm *c,
+				  struct an_status *st)
+{
+	const struct an_rank *w = NULL;
+	char buf[256];
+	int32_t i;
+
+	for (i = 0; i < c->nranks; i++) {
+		const struct an_rank *r = &c->r[i];
+
+		if (!live(r) || r->entered < 0)
+			continue;
+		if (!proc_down(an, r) &&
+		    (r->in_call || r->mem_open || !r->tierb || r->completed < r->entered)) {
+			add_wait(an, st, i);
+			if (!w)
+				w = r;
+		}
+	}
+	if (!w)
+		return;
+	for (i = 0; i < c->nranks; i++) {
+		const struct an_rank *r = &c->r[i];
+
+		if (live(r) && (proc_down(an, r) ||
+				(r->tierb && !r->in_call && !r->mem_open &&
+				 r->completed >= r->entered)))
+			add_cul(an, st, i);
+	}
+	st->strength = ST_STRONG;
+	st->seq = w->entered;
+	st->fn = w->hist[w->entered % AN_HIST].seq == w->entered ?
+		 w->hist[w->entered % AN_HIST].fn : CCLD_FN_ALLREDUCE;
+	if (st->ncul) {
+		st->cls = AN_H1;
+		loc_rank_list(st, st->cul, st->ncul);
+		an_text(st, " %s nothing open on comm %016" PRIx64 " (every"
+			" collective entered since the attach finished on the GPU;"
+			" %s) while %u rank%s wait in %s", st->ncul == 1 ? "has" : "have",
+			c->hash, loc_proc_words(an, &c->r[st->cul[0]], buf, sizeof(buf)),
+			st->nwait, st->nwait == 1 ? "" : "s", an_fn_name(st->fn));
+	} else {
+		st->cls = AN_H3;
+		for (i = 0; i < (int32_t)st->nwait; i++)
+			add_cul(an, st, st->wait[i]);
+		loc_rank_list(st, st->cul, st->ncul);
+		an_text(st, " wait in %s of comm %016" PRIx64 "; no progress data"
+			" tells which one is stuck: all are listed", an_fn_name(st->fn),
+			c->hash);
+	}
+	an_text(st, " (seqs counted from the attach: not compared across ranks)");
+	an_val_s(st, "seq_from", "attach");
+	an_val_i(st, "nranks", c->nranks);
+}
+
+void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int64_t lo = INT64_MAX, hi = -1, sb = INT64_MAX;
+	bool known_all = true, in_call = false, incomplete = false, mem = false;
+	uint32_t nlive = 0, down = 0;
+	const struct an_sig *ref = NULL;
+	const struct an_progress *args;
+	char buf[256];
+	int32_t i;
+
+	if (coll_seq_from_attach(c)) {
+		locate_coll_unaligned(an, c, st);
+		return;
+	}
+	for (i = 0; i < c->nranks; i++) {
+		struct an_rank *r = &c->r[i];
+		int64_t done = -2;
+
+		if (!live(r))
+			continue;
+		nlive++;
+		down += proc_down(an, r);
+		mem |= r->mem_only;
+		/* a rank known only from a peer's table: what it launched is unknown */
+		if (r->dead && r->entered < 0)
+			continue;
+		if (r->entered < lo)
+			lo = r->entered;
+		if (r->entered > hi)
+			hi = r->entered;
+		in_call |= r->in_call;
+		if (r->tierb) {
+			done = r->completed;
+			/*
+			 * Tier B completes a whole step's ops at once (one event
+			 * per step); a proxy with nothing open (tier C/E) has
+			 * finished every op the rank entered in this comm.
+			 */
+			if (r->tierc && done < r->entered && !any_open(r))
+				done = r->entered;
+		}
+		/* finer than tier B: the proxy's own op, through NCCL's counter */
+		if (ops_done(r) >= -1)
+			done = ops_done(r);
+		if (done >= -1) {
+			if (done + 1 < sb)
+				sb = done + 1;
+			incomplete |= done < r->entered;
+		} else {
+			known_all = false;
+		}
+		/* a look at its memory found an op still active in its proxy */
+		incomplete |= r->mem_open;
+	}
+	if (!nlive || hi < 0)
+		return;
+	st->seq = lo < hi ? lo + 1 : hi;
+	if (sb < st->seq)
+		st->seq = sb;
+	if (lo < hi || in_call || incomplete)
+		st->strength = ST_STRONG;
+	else if (!known_all)
+		st->strength = ST_WEAK;
+	else if (down && sb <= hi)
+		st->strength = ST_STRONG;
+	else
+		return;
+	if (st->seq < 0)
+		st->seq = 0;
+
+	/* the round's op as the ranks that entered it called it */
+	for (i = 0; i < c->nranks; i++) {
+		const struct an_sig *s = &c->r[i].hist[st->seq % AN_HIST];
+
+		if (live(&c->r[i]) && s->seq == st->seq && !(s->flags & SIG_MEM)) {
+			ref = s;
+			break;
+		}
+	}
+	args = ref ? NULL : open_args(c);
+	if (ref) {
+		st->fn = ref->fn;
+		st->barrier = ref->fn == CCLD_FN_ALLREDUCE &&
+			      sig_bytes(ref) <= an->cfg.barrier_bytes;
+	} else if (args) {
+		/* known from memory only: the open op's arguments in its proxy */
+		st->fn = loc_fn_of_nccl_func(args->coll);
+		st->barrier = st->fn == CCLD_FN_ALLREDUCE &&
+			      open_op_max_bytes(c) <= an->cfg.barrier_bytes;
+	} else {
+		st->fn = mem ? 0 : CCLD_FN_ALLREDUCE;
+	}
+
+	for (i = 0; i < c->nranks; i++) {
+		struct an_rank *r = &c->r[i];
+
+		if (!live(r))
+			continue;
+		if (r->entered >= st->seq && !proc_down(an, r))
+			add_wait(an, st, i);
+		if (r->entered < st->seq || proc_down(an, r))
+			add_cul(an, st, i);
+	}
+
+	if (st->ncul) {
+		struct an_rank *r = &c->r[st->cul[0]];
+
+		st->cls = AN_H1;
+		loc_rank_list(st, st->cul, st->ncul);
+		if (r->dead && r->entered < 0)
+			an_text(st, " never entered %s seq %" PRId64 " of comm %016" PRIx64
+				" (%s)", an_fn_name(st->fn), st->seq, c->hash,
+				loc_proc_words(an, r, buf, sizeof(buf)));
+		else if (r->entered >= st->seq)
+			an_text(st, " stopped in %s seq %" PRId64 " of comm %016"
+				PRIx64 " (%s)", an_fn_name(st->fn), st->seq,
+				c->hash, loc_proc_words(an, r, buf, sizeof(buf)));
+		else if (r->mem_only)
+			an_text(st, " never entered %s seq %" PRId64 " of comm %016"
+				PRIx64 " (it launched up to seq %" PRId64 ", when is not"
+				" known; %s)", an_fn_name(st->fn), st->seq, c->hash,
+				r->entered, loc_proc_words(an, r, buf, sizeof(buf)));
+		else
+			an_text(st, " never entered %s seq %" PRId64 " of comm %016"
+				PRIx64 " (last entered seq %" PRId64 ", %.1f s ago;"
+				" %s)", an_fn_name(st->fn), st->seq, c->hash,
+				r->entered, secs(age(an, an_rank_host(an, r), r->last_ns)),
+				loc_proc_words(an, r, buf, sizeof(buf)));
+		an_text(st, "; %u of %d ranks wait in it", st->nwait, c->nranks);
+		loc_blocked_inside(an, c, st);
+		an_val_i(st, "nranks", c->nranks);
+		an_val_i(st, "entered", st->nwait);
+		an_val_i(st, "culprit_seq", r->entered);
+		loc_thread_vals(an, r, st);
+		return;
+	}
+	if (loc_h2(an, c, st)) {
+		loc_blocked_inside(an, c, st);
+		return;
+	}
+	loc_h3(an, c, st);
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Where each process's GPU is (docs/analyzer.md "Where each GPU is"): a
+ * GPU runs its stream in the order the CPU launched the calls, so the
+ * rank's oldest open proxy op, or the first call tier B has not completed,
+ * holds it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "an_locate_int.h"
+
+/*
+ * The rank's oldest proxy op with an unfinished sub (first seen first, then
+ * the lower id): the one its GPU works on; 0 if none or ids are unknown.
+ */
+uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
+{
+	uint64_t op = 0, tf = 0;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (!p->op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (!op || p->t_first < tf || (p->t_first == tf && p->op < op)) {
+			op = p->op;
+			tf = p->t_first;
+		}
+	}
+	if (t_first)
+		*t_first = tf;
+	return op;
+}
+
+/* entry of the rank's first call its GPU has not completed (tier B), 0 none */
+static uint64_t first_incomplete_entry(const struct an_rank *rk)
+{
+	int64_t first = rk->completed + 1;
+	const struct an_sig *sg = &rk->hist[(uint64_t)first % AN_HIST];
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (first <= rk->entered && sg->seq == first)
+		t = sg->t_enter;
+	for (i = 0; i < rk->np2p; i++)
+		for (d = 0; d < 2; d++)
+			if (rk->p2p[i].n[d] > rk->p2p[i].ndone[d] &&
+			    (!t || rk->p2p[i].t_enter[d] < t))
+				t = rk->p2p[i].t_enter[d];
+	return t;
+}
+
+/*
+ * Rank RK's GPU evidently executes proxy op OP: it produced and sent all it
+ * could (no send waits for its data), consumed all that came (no received
+ * step waits for it), and waits for a peer's data.  A GPU elsewhere (queued
+ * behind another op) or stalled leaves received data or unproduced sends.
+ */
+static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
+{
+	bool starving = false;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (p->dir == AN_SEND && p->posted > p->transmitted)
+			return false;
+		if (p->dir == AN_RECV && p->received > p->done)
+			return false;
+		starving |= p->dir == AN_RECV && p->posted > p->received;
+	}
+	return starving;
+}
+
+/*
+ * What rank R of C has pending, for its process's GPU position: the
+ * oldest proxy op with an unfinished sub (AN_HOLD_OPEN, *OP, *T when it was
+ * first seen); ops entered that the GPU did not complete while no tier C/E
+ * data says which (AN_HOLD_UNKNOWN: an intra-node comm has no proxy ops,
+ * and tier B, one completion per step, bounds its GPU's position without
+ * placing it; *T the first one's entry); else AN_HOLD_NONE.
+ */
+enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
+			     uint64_t *t)
+{
+	const struct an_rank *rk = &c->r[r];
+	const struct an_sig *sg;
+	int64_t first;
+
+	*op = *t = 0;
+	if (!live(rk))
+		return AN_HOLD_NONE;
+	if (rk->tierc) {
+		uint32_t i;
+
+		*op = loc_open_op(rk, t);
+		if (!*op)
+			return AN_HOLD_NONE;
+		for (i = 0; i < rk->nsubs; i++)
+			if (rk->subs[i].op == *op && rk->subs[i].from_mem)
+				break;
+		if (i < rk->nsubs) {
+			/*
+			 * Known from memory only.  Ids of collectives and of p2p
+			 * ops are two sequences: any open op whose flows show
+			 * the GPU in it is where the GPU is.
+			 */
+			for (i = 0; i < rk->nsubs; i++)
+				if (gpu_in_op(rk, rk->subs[i].op)) {
+					*op = rk->subs[i].op;
+					return AN_HOLD_MEM_AT;
+				}
+			return AN_HOLD_MEM;
+		}
+		/*
+		 * The stream order is the order of the calls: the proxy threads
+		 * of different comms pick their ops up in any order.  The entry
+		 * of the first call the GPU has not completed (tier B; for p2p
+		 * the latest send/recv entered per peer) stands for the open
+		 * op; without either, its first sighting.
+		 */
+		{
+			uint64_t te = first_incomplete_entry(rk);
+
+			if (te)
+				*t = te;
+		}
+		return AN_HOLD_OPEN;
+	}
+	if (rk->entered < 0 || (rk->tierb && rk->completed >= rk->entered))
+		return AN_HOLD_NONE;
+	first = rk->tierb ? rk->completed + 1 : rk->entered;
+	sg = &rk->hist[(uint64_t)first % AN_HIST];
+	if (sg->seq != first)
+		sg = &rk->hist[(uint64_t)rk->entered % AN_HIST];
+	*t = sg->t_enter ? sg->t_enter : 1;
+	return AN_HOLD_UNKNOWN;
+}
+
+/*
+ * Where each process's GPU is: it runs the ops of its stream in the order
+ * the CPU launched them, so among the stalled comms the oldest proxy op
+ * with unfinished work holds its GPU, and every later one waits behind it
+ * (Mycroft 5.2's dependency, ordered by the stream).  Unknown where ops it
+ * entered earlier have no proxy data to say (intra-node comms); idle
+ * (known, no comm) where nothing is pending.  Bumps an->gpu_gen on change,
+ * so that comms are located again with the new picture.
+ */
+void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
+{
+	uint64_t *best_t, *unk_t, *mop, *aop;
+	uint32_t p, np = an->nprocs ? an->nprocs : 1, *nmem, *nat;
+	struct an_comm **gc, **mc, **ac;
+	uint64_t *gop;
+	bool changed = false;
+	int i;
+
+	best_t = calloc(np, sizeof(*best_t));
+	unk_t = calloc(np, sizeof(*unk_t));
+	gc = calloc(np, sizeof(*gc));
+	gop = calloc(np, sizeof(*gop));
+	nmem = calloc(np, sizeof(*nmem));
+	mc = calloc(np, sizeof(*mc));
+	mop = calloc(np, sizeof(*mop));
+	nat = calloc(np, sizeof(*nat));
+	ac = calloc(np, sizeof(*ac));
+	aop = calloc(np, sizeof(*aop));
+	if (!best_t || !unk_t || !gc || !gop || !nmem || !mc || !mop || !nat || !ac || !aop)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct an_comm *c = cs[i];
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++) {
+			uint64_t op, t;
+			enum an_hold h = an_rank_pending(c, r, &op, &t);
+
+			p = c->r[r].proc;
+			if (an->debug && p)
+				fprintf(stderr, "an: gpu? pid %u comm %016llx h %d op %llx t %llu tierb %d\n",
+					an->procs[p - 1].pid, (unsigned long long)c->hash, h,
+					(unsigned long long)op, (unsigned long long)(t % 100000000000ull),
+					c->r[r].tierb);
+			if (!p || h == AN_HOLD_NONE)
+				continue;
+			if (h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) {
+				nmem[p - 1]++;
+				mc[p - 1] = c;
+				mop[p - 1] = op;
+				if (h == AN_HOLD_MEM_AT) {
+					nat[p - 1]++;
+					ac[p - 1] = c;
+					aop[p - 1] = op;
+				}
+			} else if (h == AN_HOLD_UNKNOWN) {
+				if (!unk_t[p - 1] || t < unk_t[p - 1])
+					unk_t[p - 1] = t;
+			} else if (!best_t[p - 1] || t < best_t[p - 1] ||
+				   (t == best_t[p - 1] && op < gop[p - 1])) {
+				best_t[p - 1] = t;
+				gc[p - 1] = c;
+				gop[p - 1] = op;
+			}
+		}
+	}
+	for (p = 0; p < an->nprocs; p++) {
+		struct an_proc *pr = &an->procs[p];
+		bool known = !unk_t[p] || (best_t[p] && unk_t[p] > best_t[p]);
+
+		/*
+		 * Ops seen only in a look at memory have no launch time: the
+		 * GPU is at the one such op when it is all there is, and
+		 * unknown among several.
+		 */
+		if (nmem[p] == 1 && !best_t[p] && !unk_t[p]) {
+			gc[p] = mc[p];
+			gop[p] = mop[p];
+		} else if (nat[p] == 1 && !best_t[p] && !unk_t[p]) {
+			/* of several, the one its flows show it executes */
+			gc[p] = ac[p];
+			gop[p] = aop[p];
+		} else if (nmem[p]) {
+			known = false;
+		}
+		if (!known)
+			gc[p] = NULL, gop[p] = 0;
+		changed |= pr->gpu_known != known || pr->gpu_comm != gc[p] ||
+			   pr->gpu_op != gop[p];
+		pr->gpu_known = known;
+		pr->gpu_comm = gc[p];
+		pr->gpu_op = gop[p];
+	}
+	if (changed)
+		an->gpu_gen++;
+out:
+	free(best_t);
+	free(unk_t);
+	free(gc);
+	free(gop);
+	free(nmem);
+	free(mc);
+	free(mop);
+	free(nat);
+	free(ac);
+	free(aop);
+}

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * H3, all entered and consistent, no progress: the proxy's counters of each
+ * unfinished sub in Mycroft's Table 4 terms (not started, not transmitted,
+ * not delivered, GPU not ready), narrowed to the flow's end that is the
+ * cause; the cross-comm network end (an_locate_net); else tier B; else
+ * every waiting rank is listed.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "an_locate_int.h"
+
+/* ---- H3 with tier C/E counters (Mycroft Table 4) ---------------------- */
+
+enum sub_state { SS_FINISHED, SS_STARVING, SS_T4 };
+
+static enum sub_state classify(const struct an_progress *p, enum an_t4 *t4)
+{
+	*t4 = AN_T4_NONE;
+	if (p->nsteps && p->done >= p->nsteps)
+		return SS_FINISHED;
+	if (p->dir == AN_SEND) {
+		if (!p->posted && !p->transmitted && !p->done)
+			*t4 = AN_T4_NOT_STARTED;
+		else if (p->posted > p->transmitted)
+			*t4 = AN_T4_NOT_TRANSMITTED;
+		else if (p->transmitted > p->done)
+			*t4 = AN_T4_NOT_DELIVERED;
+		else
+			*t4 = AN_T4_GPU_NOT_READY;
+		return SS_T4;
+	}
+	if (!p->posted && !p->received && !p->done) {
+		*t4 = AN_T4_NOT_STARTED;
+		return SS_T4;
+	}
+	if (p->received > p->done) {
+		*t4 = AN_T4_GPU_NOT_READY;	/* data waits for the GPU */
+		return SS_T4;
+	}
+	return SS_STARVING;	/* waiting for data from the peer */
+}
+
+static bool sub_current(const struct an_progress *p, int64_t seq)
+{
+	return p->seq < 0 || p->seq == seq;
+}
+
+/*
+ * P is the oldest open p2p sub of its connection (rank, channel, peer,
+ * direction): ops of one connection complete in order, and one rank's p2p
+ * ids on one channel grow with its launches.
+ */
+static bool p2p_head(const struct an_rank *rk, const struct an_progress *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *q = &rk->subs[i];
+
+		if (q != p && q->op && !an_coll_op(q->op) && q->channel == p->channel &&
+		    q->peer == p->peer && q->dir == p->dir && sub_open(q) && q->op < p->op)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A sub that is evidence for the round SEQ of C: of the op the process's
+ * GPU executes where that is known (an_locate_gpu.c: ops queued behind it are
+ * not late, they wait their turn; a send not yet produced by a GPU that is
+ * elsewhere is no network fault), else of the rank's oldest open op.
+ */
+static bool sub_live(const struct an *an, const struct an_comm *c,
+		     const struct an_rank *rk, const struct an_progress *p,
+		     int64_t seq)
+{
+	const struct an_proc *pr = an_proc_of(an, rk);
+	uint64_t op;
+
+	if (!sub_current(p, seq))
+		return false;
+	if (!p->op)
+		return true;
+	if (!an_coll_op(p->op)) {
+		/* p2p: its rank's own order; ids name nothing across ranks */
+		if (!p2p_head(rk, p))
+			return false;
+		if (pr && pr->gpu_known && pr->gpu_comm)
+			return pr->gpu_comm == c && !an_coll_op(pr->gpu_op);
+		op = loc_open_op(rk, NULL);
+		return !op || !an_coll_op(op);
+	}
+	/* NCCL numbers a comm's collectives alike on every rank: the oldest
+	 * one open anywhere is the stuck one; later ones queue behind it */
+	if (p->op != c->st.open_op)
+		return false;
+	if (pr && pr->gpu_known && pr->gpu_comm)
+		return pr->gpu_comm == c && pr->gpu_op == p->op;
+	op = loc_open_op(rk, NULL);
+	return !op || p->op == op;
+}
+
+struct pick {
+	int32_t rank;
+	const struct an_progress *p;
+	enum an_t4 t4;
+	bool remote;
+};
+
+static void describe_sub(struct an_status *st, const struct pick *k)
+{
+	const struct an_progress *p = k->p;
+	static const char *const cause[] = {
+		[AN_T4_NOT_STARTED] = "not initialised or blocked",
+		[AN_T4_NOT_TRANSMITTED] = "network/RDMA issue",
+		[AN_T4_NOT_DELIVERED] = "network/RDMA issue",
+		[AN_T4_GPU_NOT_READY] = "GPU issue",
+	};
+	static const char *const rcause[] = {
+		[AN_T4_NOT_STARTED] = "the peer is blocked",
+		[AN_T4_NOT_TRANSMITTED] = "network: the receiver is not ready",
+		[AN_T4_NOT_DELIVERED] = "network: the receiver failed",
+		[AN_T4_GPU_NOT_READY] = "GPU issue at the peer",
+	};
+
+	an_text(st, "rank %d channel %d %s peer %d: ", k->rank, p->channel,
+		p->dir == AN_SEND ? "send to" : "recv from", p->peer);
+	if (p->dir == AN_SEND)
+		an_text(st, "%" PRIu64 " steps ready from the GPU, %" PRIu64
+			" transmitted, %" PRIu64 " done", p->posted,
+			p->transmitted, p->done);
+	else
+		an_text(st, "%" PRIu64 " posted, %" PRIu64 " received, %" PRIu64
+			" consumed by the GPU", p->posted, p->received, p->done);
+	if (p->nsteps)
+		an_text(st, " of %" PRIu64, p->nsteps);
+	an_text(st, ": %s (%s cause: %s)", an_t4_name(k->t4),
+		k->remote ? "remote" : "local",
+		k->remote ? rcause[k->t4] : cause[k->t4]);
+	an_val_i(st, "channel", p->channel);
+	an_val_i(st, "peer", p->peer);
+	an_val_s(st, "dir", p->dir == AN_SEND ? "send" : "recv");
+	an_val_i(st, "posted", (int64_t)p->posted);
+	an_val_i(st, "transmitted", (int64_t)p->transmitted);
+	an_val_i(st, "received", (int64_t)p->received);
+	an_val_i(st, "done", (int64_t)p->done);
+	an_val_i(st, "nsteps", (int64_t)p->nsteps);
+	an_val_s(st, "state", an_t4_name(k->t4));
+	an_val_s(st, "cause", k->remote ? "remote" : "local");
+	st->t4 = k->t4;
+	st->t4_remote = k->remote;
+}
+
+/*
+ * The peer's sub facing rank R in the other direction.  A collective's is
+ * the one of the same id (NCCL numbers collectives alike on every rank).
+ * p2p ids are the two ranks' own counts: the match is the peer's oldest
+ * open sub on the same channel toward R (a connection's ops complete in
+ * order), else, once data of P's op flowed, the peer's latest finished one.
+ */
+static const struct an_progress *peer_sub(struct an_comm *c, const struct an_progress *p,
+					  int32_t r, enum an_dir dir, int64_t seq)
+{
+	const struct an_progress *open = NULL, *fin = NULL;
+	struct an_rank *pr;
+	uint32_t i;
+
+	if (p->peer < 0 || p->peer >= c->nranks)
+		return NULL;
+	pr = &c->r[p->peer];
+	for (i = 0; i < pr->nsubs; i++) {
+		const struct an_progress *q = &pr->subs[i];
+
+		if (q->peer != r || q->dir != dir || q->channel != p->channel)
+			continue;
+		if (!p->op || !q->op) {
+			if (sub_current(q, seq))
+				return q;
+		} else if (an_coll_op(p->op) || an_coll_op(q->op)) {
+			if (q->op == p->op)
+				return q;
+		} else if (sub_open(q)) {
+			if (!open || q->op < open->op)
+				open = q;
+		} else if (!fin || q->op > fin->op) {
+			fin = q;
+		}
+	}
+	if (open)
+		return open;
+	return fin && (p->received || p->transmitted) ? fin : NULL;
+}
+
+/* rank R of C holds received data of the round that its GPU did not consume */
+static bool holds_data(const struct an *an, const struct an_comm *c, int32_t r, int64_t seq)
+{
+	const struct an_rank *rk = &c->r[r];
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+		enum an_t4 t4;
+
+		if (p->dir == AN_RECV && sub_live(an, c, rk, p, seq) &&
+		    classify(p, &t4) == SS_T4 && t4 == AN_T4_GPU_NOT_READY)
+			return true;
+	}
+	return false;
+}
+
+/* Per-rank facts about its stuck flows, for loc_t4(). */
+struct flow_facts {
+	uint32_t ends;		/* stuck send flows (either end) it is an end of */
+	bool not_delivered;	/* one of its sends left and never completed */
+	bool gpu_recv;		/* data it received waits for its GPU */
+	bool starving;		/* one of its recvs waits for a peer's data */
+	bool lost;		/* data sent to it never arrived */
+};
+
+/*
+ * A receive still waiting while the sender's side of the same op completed
+ * (its send done, or the sender already on a later op of the comm, its
+ * finished subs pruned): the data left and the receiver's network never
+ * took it in.
+ */
+static bool lost_at_receiver(struct an_comm *c, int32_t r,
+			     const struct an_progress *p, int64_t seq)
+{
+	const struct an_progress *sp = peer_sub(c, p, r, AN_SEND, seq);
+	const struct an_rank *pr;
+	uint32_t i;
+
+	if (p->dir != AN_RECV || p->posted <= p->received)
+		return false;
+	if (sp)
+		return sp->nsteps && sp->done >= sp->nsteps;
+	if (!p->op || p->peer < 0 || p->peer >= c->nranks)
+		return false;
+	pr = &c->r[p->peer];
+	/* a p2p id says nothing about the sender's order: no conclusion */
+	for (i = 0; an_coll_op(p->op) && i < pr->nsubs; i++)
+		if (an_coll_op(pr->subs[i].op) && pr->subs[i].op > p->op)
+			return true;
+	return false;
+}
+
+/* A send that left and never completed, its receiver waiting for it. */
+static bool delivery_failed(struct an_comm *c, int32_t r, const struct an_progress *p,
+			    int64_t seq)
+{
+	const struct an_progress *rp = peer_sub(c, p, r, AN_RECV, seq);
+
+	return !rp || rp->posted > rp->received;
+}
+
+/*
+ * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
+ * Table 4 names the state.  Network evidence (a send that left and was
+ * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
+ * that waits for the network cannot consume other data either; a GPU
+ * that holds received data and waits for nobody is the GPU culprit.
+ * Between the two ends of stuck flows (a 2-rank comm has nothing else)
+ * the rank whose own sends left and were never delivered is the cause.
+ */
+bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
+	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
+	struct pick lost = { .rank = -1 };
+	struct flow_facts *ff;
+	uint32_t i, best = 0, nbest_nd = 0;
+	double least_frac = 2;
+	bool any = false, any_nd = false, gpu_idle = false, any_lost = false;
+	int32_t r;
+
+	ff = calloc((uint32_t)c->nranks, sizeof(*ff));
+	if (!ff)
+		return false;
+	for (r = 0; r < c->nranks; r++) {
+		struct an_rank *rk = &c->r[r];
+		bool gpu_send = false;
+		const struct an_progress *gs = NULL;
+
+		for (i = 0; i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+			enum an_t4 t4;
+			enum sub_state ss;
+			double frac;
+
+			if (!sub_live(an, c, rk, p, st->seq))
+				continue;
+			any = true;
+			ss = classify(p, &t4);
+			if (ss == SS_FINISHED)
+				continue;
+			frac = p->nsteps ? (double)p->done / (double)p->nsteps :
+					   1;
+			if (frac < least_frac) {
+				least_frac = frac;
+				least = (struct pick){ r, p, t4 ? t4 :
+						       AN_T4_NOT_DELIVERED,
+						       ss == SS_STARVING };
+			}
+			if (ss == SS_STARVING) {
+				ff[r].starving = true;
+				if (lost_at_receiver(c, r, p, st->seq)) {
+					ff[r].lost = any_lost = true;
+					if (lost.rank < 0)
+						lost = (struct pick){ r, p,
+							AN_T4_NOT_DELIVERED, false };
+				}
+				continue;
+			}
+			if (p->dir == AN_RECV && t4 == AN_T4_GPU_NOT_READY)
+				ff[r].gpu_recv = true;
+			if (p->dir == AN_SEND && t4 == AN_T4_GPU_NOT_READY) {
+				gpu_send = true;
+				gs = p;
+			}
+			if (p->dir == AN_SEND && (t4 == AN_T4_NOT_TRANSMITTED ||
+						  t4 == AN_T4_NOT_DELIVERED)) {
+				ff[r].ends++;
+				if (p->peer >= 0 && p->peer < c->nranks)
+					ff[p->peer].ends++;
+				if (t4 == AN_T4_NOT_DELIVERED &&
+				    delivery_failed(c, r, p, st->seq)) {
+					ff[r].not_delivered = true;
+					any_nd = true;
+				}
+				if (net.rank < 0)
+					net = (struct pick){ r, p, t4, false };
+			}
+		}
+		if (gpu_send && !ff[r].starving && quiet.rank < 0)
+			quiet = (struct pick){ r, gs, AN_T4_GPU_NOT_READY, false };
+	}
+	if (!any) {
+		free(ff);
+		return false;
+	}
+	/* a GPU holding received data and waiting for no one */
+	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
+		if (ff[r].gpu_recv && !ff[r].starving)
+			gpu_idle = true, gpu.rank = r;
+	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
+		if (ff[r].gpu_recv)
+			gpu.rank = r;
+	if (gpu.rank >= 0) {
+		for (i = 0; i < c->r[gpu.rank].nsubs; i++) {
+			const struct an_progress *p = &c->r[gpu.rank].subs[i];
+			enum an_t4 t4;
+
+			if (sub_live(an, c, &c->r[gpu.rank], p, st->seq) &&
+			    p->dir == AN_RECV &&
+			    classify(p, &t4) == SS_T4 && t4 == AN_T4_GPU_NOT_READY) {
+				gpu.p = p;
+				gpu.t4 = t4;
+				break;
+			}
+		}
+	}
+	st->cls = AN_H3;
+	if (any_lost && !any_nd) {
+		/* the sender is done, the receiver never got it */
+		for (r = 0; r < c->nranks; r++)
+			if (ff[r].lost)
+				add_cul(an, st, r);
+		describe_sub(st, &lost);
+		an_text(st, "; rank %d's send of it completed: the data never"
+			" arrived", lost.p->peer);
+	} else if (net.rank >= 0 && (any_nd || !gpu_idle)) {
+		/* a faulty NIC is the common end of the stuck flows */
+		for (r = 0; r < c->nranks; r++)
+			if (ff[r].ends > best)
+				best = ff[r].ends;
+		for (r = 0; r < c->nranks; r++) {
+			nbest_nd += ff[r].ends == best && ff[r].not_delivered;
+		}
+		if (best >= 2) {
+			for (r = 0; r < c->nranks; r++)
+				if (ff[r].ends == best &&
+				    (!nbest_nd || ff[r].not_delivered))
+					add_cul(an, st, r);
+			/* describe the culprit's own stuck send, if it has one */
+			for (i = 0; i < c->r[st->cul[0]].nsubs; i++) {
+				const struct an_progress *p = &c->r[st->cul[0]].subs[i];
+				enum an_t4 t4;
+
+				if (sub_live(an, c, &c->r[st->cul[0]], p, st->seq) &&
+				    p->dir == AN_SEND &&
+				    classify(p, &t4) == SS_T4 &&
+				    (t4 == AN_T4_NOT_TRANSMITTED ||
+				     t4 == AN_T4_NOT_DELIVERED)) {
+					net = (struct pick){ st->cul[0], p, t4,
+							     false };
+					if (t4 == AN_T4_NOT_DELIVERED)
+						break;
+				}
+			}
+			if (net.rank != st->cul[0])
+				net.remote = true;
+		} else {
+			/*
+			 * one flow: the receiver with no buffer posted is the
+			 * cause; so is one whose proxy is seen but holds no
+			 * receive toward the sender for a send without credit
+			 * (NCCL posts an op to the proxy when the stream
+			 * reaches it: a GPU stalled before it posts nothing)
+			 */
+			const struct an_progress *rp =
+				peer_sub(c, net.p, net.rank, AN_RECV, st->seq);
+			int32_t q = net.p->peer;
+			bool unposted = !rp && net.t4 == AN_T4_NOT_TRANSMITTED &&
+					q >= 0 && q < c->nranks && c->r[q].tierc;
+
+			if ((rp && rp->posted <= rp->received) || unposted) {
+				net.remote = true;
+				add_cul(an, st, net.p->peer);
+			} else {
+				add_cul(an, st, net.rank);
+			}
+		}
+		/*
+		 * A culprit's own send that never left while data it received
+		 * waits for its GPU: its network delivers; its GPU produced
+		 * nothing (a GPU stalled in a kernel before this op).
+		 */
+		if (!net.remote && net.rank == (int32_t)st->cul[0] &&
+		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
+			net.t4 = AN_T4_GPU_NOT_READY;
+		describe_sub(st, &net);
+	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
+		struct pick *k = gpu.rank >= 0 && gpu.p ? &gpu : &quiet;
+
+		add_cul(an, st, k->rank);
+		describe_sub(st, k);
+	} else {
+		if (least.rank < 0) {
+			free(ff);
+			st->cls = 0;
+			return false;
+		}
+		add_cul(an, st, least.rank);
+		an_text(st, "least progress: ");
+		describe_sub(st, &least);
+	}
+	free(ff);
+	return true;
+}
+
+/*
+ * The network-stuck send flows of C's stuck round: the sender's data is
+ * ready from its GPU (or left) and did not complete, while the receiver has
+ * a buffer posted and nothing arrived.  A rank that never posted its side
+ * (it did not enter) is an H1 matter, not a network one.
+ */
+void an_stuck_flows(const struct an *an, struct an_comm *c, an_flow_fn fn,
+		    void *ctx)
+{
+	int32_t q;
+	uint32_t i;
+
+	for (q = 0; q < c->nranks; q++)
+		for (i = 0; i < c->r[q].nsubs; i++) {
+			const struct an_progress *p = &c->r[q].subs[i], *rp;
+			enum an_t4 t4;
+
+			if (p->dir == AN_RECV && sub_live(an, c, &c->r[q], p, c->st.seq) &&
+			    lost_at_receiver(c, q, p, c->st.seq)) {
+				fn(ctx, c, q, p, AN_T4_NOT_DELIVERED);
+				continue;
+			}
+			if (p->dir != AN_SEND || !sub_live(an, c, &c->r[q], p, c->st.seq) ||
+			    classify(p, &t4) != SS_T4 ||
+			    (t4 != AN_T4_NOT_TRANSMITTED && t4 != AN_T4_NOT_DELIVERED))
+				continue;
+			rp = peer_sub(c, p, q, AN_RECV, c->st.seq);
+			if (rp && rp->posted > rp->received)
+				fn(ctx, c, q, p, t4);
+		}
+}
+
+struct net_pick {
+	int32_t r;
+	struct pick own, into;
+};
+
+static void pick_net_flow(void *ctx, struct an_comm *c, int32_t sender,
+			  const struct an_progress *p, enum an_t4 t4)
+{
+	struct net_pick *np = ctx;
+
+	(void)c;
+	if (sender == np->r && (!np->own.p || t4 == AN_T4_NOT_DELIVERED))
+		np->own = (struct pick){ sender, p, t4, false };
+	else if (p->dir == AN_SEND && p->peer == np->r && !np->into.p)
+		np->into = (struct pick){ sender, p, t4, true };
+}
+
+/*
+ * Rank R of C is the common end of stuck flows across the stalled comms
+ * (an_cascade.c): its network is the cause here too, whatever this comm's
+ * own flows alone said.  Evidence: R's own send that left and never
+ * arrived, else a flow into R that its network never let through.
+ */
+bool an_locate_net(struct an *an, struct an_comm *c, int32_t r,
+		   uint32_t nflows, uint32_t ncomms)
+{
+	struct an_status *st = &c->st;
+	struct net_pick np = { .r = r };
+	const struct pick *k;
+
+	an_stuck_flows(an, c, pick_net_flow, &np);
+	k = np.own.p && (np.own.t4 == AN_T4_NOT_DELIVERED || !np.into.p) ?
+		&np.own : &np.into;
+	if (!k->p)
+		return false;
+	st->cls = AN_H3;
+	st->ncul = 0;
+	an_evidence_clear(st);
+	add_cul(an, st, r);
+	describe_sub(st, k);
+	an_text(st, "; rank %d is an end of %u stuck flows in %u stalled comm%s:"
+		" the common end is the faulty network", r, nflows, ncomms,
+		ncomms == 1 ? "" : "s");
+	if (k->remote)
+		an_text(st, " (at the receiver, rank %d)", r);
+	loc_blocked_inside(an, c, st);
+	an_val_i(st, "nranks", c->nranks);
+	an_val_i(st, "net_flows", nflows);
+	an_val_i(st, "net_comms", ncomms);
+	loc_what_is_not_known(c, st);
+	st->net_global = true;
+	return true;
+}
+
+/*
+ * The stuck op moved on no rank at all: no send left a GPU, no data
+ * arrived anywhere.  One faulty GPU or NIC stops the flows it is an end
+ * of, not every flow of every rank: every GPU of the comm is elsewhere
+ * (its stream holds an earlier op of another comm), and this comm only
+ * queues behind that (an_cascade.c does not let it block another comm).
+ */
+bool loc_untouched(const struct an *an, const struct an_comm *c,
+		   const struct an_status *st)
+{
+	uint32_t i, nsubs = 0;
+	int32_t r;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+
+		for (i = 0; live(rk) && i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+
+			if (!sub_live(an, c, rk, p, st->seq))
+				continue;
+			if (p->transmitted || p->received || p->done)
+				return false;
+			nsubs++;
+		}
+	}
+	return nsubs > 0;
+}
+
+/*
+ * H3: all entered the stuck round with the same arguments.  In this order:
+ * the proxy counters (Table 4), tier B (ranks whose GPU has not completed
+ * the round that others completed), else every rank that waits is listed.
+ */
+void loc_h3(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int32_t i;
+
+	if (loc_t4(an, c, st)) {
+		loc_blocked_inside(an, c, st);
+		an_val_i(st, "nranks", c->nranks);
+		st->untouched = loc_untouched(an, c, st);
+		return;
+	}
+	st->cls = AN_H3;
+	/* tier B: ranks whose GPU has not finished the round others finished */
+	{
+		uint32_t ndone = 0;
+
+		for (i = 0; i < c->nranks; i++)
+			if (live(&c->r[i]) && c->r[i].tierb &&
+			    c->r[i].completed >= st->seq)
+				ndone++;
+		if (ndone) {
+			for (i = 0; i < c->nranks; i++)
+				if (live(&c->r[i]) && c->r[i].tierb &&
+				    c->r[i].completed < st->seq)
+					add_cul(an, st, i);
+		}
+		if (st->ncul) {
+			loc_rank_list(st, st->cul, st->ncul);
+			an_text(st, ": the GPU has not completed %s seq %" PRId64
+				" of comm %016" PRIx64 ", which %u of %d ranks"
+				" completed (tier B)", an_fn_name(st->fn), st->seq,
+				c->hash, ndone, c->nranks);
+			an_val_i(st, "completed_ranks", ndone);
+			an_val_i(st, "culprit_completed",
+				 c->r[st->cul[0]].completed);
+			loc_blocked_inside(an, c, st);
+			an_val_i(st, "nranks", c->nranks);
+			return;
+		}
+	}
+	for (i = 0; i < (int32_t)st->nwait; i++)
+		add_cul(an, st, st->wait[i]);
+	an_text(st, "all %u ranks entered %s seq %" PRId64 " of comm %016" PRIx64
+		" with the same arguments; no progress data (tier B/C/E) tells"
+		" which one is stuck: all are listed", st->nwait,
+		an_fn_name(st->fn), st->seq, c->hash);
+	loc_blocked_inside(an, c, st);
+	an_val_i(st, "nranks", c->nranks);
+}

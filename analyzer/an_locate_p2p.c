@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * p2p hangs (Send/Recv): rank r's n-th send to p pairs with p's n-th
+ * receive from r.  An unmatched op names the peer that never posted its
+ * side (H1), a differing count or dtype is H2, matched but not completing
+ * is H3 (the proxy counters, an_locate_h3.c).  Counts from the attach are
+ * never compared: such pairs are matched by what is still open.
+ */
+#include <inttypes.h>
+#include "an_locate_int.h"
+#include <linux/types.h>
+#include "ccld.h"
+
+/* ---- p2p: sends of r to p pair with receives of p from r, in order ---- */
+
+/* a send and the receive it pairs with agree: the same count and type */
+static bool p2p_sig_eq(const struct an_sig *a, const struct an_sig *b)
+{
+	return a->count == b->count && a->dtype == b->dtype;
+}
+
+static const struct an_p2p *p2p_of(const struct an_rank *r, int32_t peer)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->np2p; i++)
+		if (r->p2p[i].peer == peer)
+			return &r->p2p[i];
+	return NULL;
+}
+
+/*
+ * p2p known only from a look at memory (the attach snapshot): no counter
+ * of sends and receives exists, but ranks' proxies hold open p2p ops.  The
+ * ranks that hold one wait; their flows say who waits for whom (Table 4).
+ * p2p ids are each rank's own count per channel: never compared across
+ * ranks, the round is the lowest open id of the first waiting rank, as
+ * that rank counts.
+ */
+static void locate_p2p_mem(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	uint64_t op = 0;
+	int32_t r;
+	uint32_t i;
+
+	if (!c->st.open_op || an_coll_op(c->st.open_op))
+		return;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+		uint64_t lo = 0;
+
+		for (i = 0; live(rk) && rk->mem_open && i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+
+			if (p->op && !an_coll_op(p->op) && p->from_mem && sub_open(p) &&
+			    (!lo || p->op < lo))
+				lo = p->op;
+		}
+		if (!lo)
+			continue;
+		add_wait(an, st, r);
+		if (!op)
+			op = lo;
+	}
+	if (!st->nwait)
+		return;
+	st->strength = ST_STRONG;
+	st->p2p = true;
+	st->seq = (int64_t)((op - 1) >> 1);
+	st->fn = CCLD_FN_SEND;
+	if (loc_t4(an, c, st)) {
+		an_text(st, " (open p2p ops of comm %016" PRIx64 ", as memory holds them)", c->hash);
+		st->untouched = loc_untouched(an, c, st);
+		return;
+	}
+	st->cls = AN_H3;
+	for (i = 0; i < st->nwait; i++)
+		add_cul(an, st, st->wait[i]);
+	loc_rank_list(st, st->cul, st->ncul);
+	an_text(st, " hold p2p ops of comm %016" PRIx64 " open (read from memory);"
+		" no progress data tells which one is stuck: all are listed", c->hash);
+}
+
+/* both ends of a p2p pair as culprits, the lower rank first */
+static void add_cul_pair(struct an *an, struct an_status *st, int32_t a, int32_t b)
+{
+	add_cul(an, st, a < b ? a : b);
+	add_cul(an, st, a < b ? b : a);
+}
+
+/*
+ * H2 on a p2p pair: W's op differs from its peer's matching one P.  Fills
+ * VA / VB (LEN bytes each) with the two values and returns the field.
+ */
+static const char *p2p_h2(struct an *an, struct an_status *st, int32_t wr,
+			  int32_t cr, const struct an_sig *w, const struct an_sig *p,
+			  char *va, char *vb, size_t len)
+{
+	struct an_sig mine = *w;
+	const char *f;
+
+	mine.fn = p->fn;	/* Send pairs with Recv */
+	f = loc_sig_diff(&mine, p, va, vb, len);
+	st->cls = AN_H2;
+	add_cul_pair(an, st, wr, cr);
+	an_val_s(st, "field", f);
+	an_val_s(st, "majority", va);
+	an_val_s(st, "minority", vb);
+	return f;
+}
+
+/*
+ * Two ranks' p2p counts toward each other name the same ops only when both
+ * count from the comm's creation.  A count from the attach started at
+ * whatever op each side was at then: those pairs are matched by what is
+ * still open instead (p2p_unaligned).
+ */
+static bool p2p_comparable(const struct an_p2p *p, const struct an_p2p *q, int d)
+{
+	return !p->from_attach[d] && (!q || !q->from_attach[1 - d]);
+}
+
+/* direction D of P (a rank's p2p toward one peer) has an op in flight */
+static bool p2p_in_flight(const struct an_rank *r, const struct an_p2p *p, int d)
+{
+	return (p->n[d] && p->nret[d] < p->n[d]) ||
+	       (r->tierb && p->ndone[d] < p->n[d]) ||
+	       (!r->tierb && p->n[d] && loc_open_op(r, NULL));
+}
+
+/* its oldest op of direction D not finished, in its own count */
+static int64_t p2p_first_open(const struct an_rank *r, const struct an_p2p *p, int d)
+{
+	if (r->tierb && p->ndone[d] < p->n[d])
+		return p->ndone[d];
+	return p->nret[d] < p->n[d] ? p->nret[d] : p->n[d] - 1;
+}
+
+/*
+ * Rank WR waits in direction WD toward CR, and their counts are not
+ * comparable (counted from the attach).  Ops of a pair complete in order
+ * and a send cannot complete before its data arrived, so: a peer whose GPU
+ * (tier B) finished every op it posted toward WR, and that is in no call
+ * toward it, never posted the match (H1); two sides with exactly one op
+ * open toward each other hold the matching pair (H2 if they differ).
+ */
+static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st,
+			  int32_t wr, const struct an_p2p *wp, int wd, int32_t cr)
+{
+	const struct an_rank *w = &c->r[wr], *pr = &c->r[cr];
+	const struct an_p2p *q = p2p_of(pr, wr);
+	int od = 1 - wd;
+	char buf[256];
+
+	if (proc_down(an, pr) ||
+	    (pr->tierb && (!q || (q->ndone[od] >= q->n[od] && q->nret[od] >= q->n[od])))) {
+		st->cls = AN_H1;
+		add_cul(an, st, cr);
+		an_text(st, "rank %d has no %s toward rank %d open (every one it posted"
+			" since the attach finished on its GPU) while rank %d waits in"
+			" %s on comm %016" PRIx64 " (%s)", cr, od ? "Recv" : "Send", wr,
+			wr, an_fn_name(st->fn), c->hash, loc_proc_words(an, pr, buf, sizeof(buf)));
+	} else if (q && w->tierb && pr->tierb &&
+		   wp->n[wd] - wp->ndone[wd] == 1 && q->n[od] - q->ndone[od] == 1 &&
+		   !p2p_sig_eq(&wp->last[wd], &q->last[od])) {
+		char va[32], vb[32];
+		const char *f = p2p_h2(an, st, wr, cr, &wp->last[wd], &q->last[od],
+				       va, vb, sizeof(va));
+
+		an_text(st, "rank %d %s, the one op it has open toward rank %d, has %s %s;"
+			" rank %d's one open %s toward it has %s", wr, an_fn_name(st->fn),
+			cr, f, va, cr, od ? "Recv" : "Send", vb);
+	} else if (add_wait(an, st, cr), !loc_t4(an, c, st)) {
+		st->cls = AN_H3;
+		add_cul_pair(an, st, wr, cr);
+		an_text(st, "ranks %d and %d both have %s/%s open toward each other on"
+			" comm %016" PRIx64 "; no progress data tells which one is stuck",
+			wr, cr, an_fn_name(st->fn), od ? "Recv" : "Send", c->hash);
+	}
+	an_text(st, " (p2p counted from the attach: matched by what is open, not by count)");
+	an_val_s(st, "seq_from", "attach");
+}
+
+void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int32_t i, wr = -1, cr = -1;
+	const struct an_p2p *wp = NULL;
+	int wd = 0;
+	int64_t wseq = 0;
+	bool aligned = true;
+	uint32_t j;
+	char buf[256];
+
+	for (i = 0; i < c->nranks && wr < 0; i++) {
+		const struct an_rank *r = &c->r[i];
+
+		if (!live(r))
+			continue;
+		for (j = 0; j < r->np2p && wr < 0; j++) {
+			const struct an_p2p *p = &r->p2p[j];
+			const struct an_p2p *q;
+			int d;
+
+			if (p->peer < 0 || p->peer >= c->nranks)
+				continue;
+			q = p2p_of(&c->r[p->peer], i);
+			for (d = 0; d < 2; d++) {
+				int64_t theirs = q ? q->n[1 - d] : 0;
+				bool cmp = p2p_comparable(p, q, d);
+
+				/* in flight: unmatched, in the call, not completed
+				 * by the GPU (tier B) or open at the proxy (tier C) */
+				if ((cmp && p->n[d] > theirs) || p2p_in_flight(r, p, d)) {
+					wr = i;
+					wp = p;
+					wd = d;
+					aligned = cmp;
+					wseq = !cmp ? p2p_first_open(r, p, d) :
+					       p->n[d] > theirs ? theirs : p->n[d] - 1;
+					cr = p->peer;
+					break;
+				}
+			}
+		}
+	}
+	if (wr < 0) {
+		locate_p2p_mem(an, c, st);
+		return;
+	}
+	st->strength = ST_STRONG;
+	st->p2p = true;
+	st->seq = wseq;
+	st->fn = wd ? CCLD_FN_RECV : CCLD_FN_SEND;
+	add_wait(an, st, wr);
+	if (!aligned) {
+		p2p_unaligned(an, c, st, wr, wp, wd, cr);
+	} else {
+		const struct an_p2p *q = p2p_of(&c->r[cr], wr);
+		int64_t theirs = q ? q->n[1 - wd] : 0;
+		const struct an_rank *pr = &c->r[cr];
+
+		if (theirs <= wseq || proc_down(an, pr)) {
+			st->cls = AN_H1;
+			add_cul(an, st, cr);
+			an_text(st, "rank %d never entered the %s matching rank %d's"
+				" %s seq %" PRId64 " on comm %016" PRIx64 " (%s)",
+				cr, wd ? "Send" : "Recv", wr, an_fn_name(st->fn),
+				wseq, c->hash, loc_proc_words(an, pr, buf, sizeof(buf)));
+		} else if (!p2p_sig_eq(&wp->last[wd], &q->last[1 - wd]) &&
+			   wp->last[wd].seq == wseq &&
+			   q->last[1 - wd].seq == wseq) {
+			char va[32], vb[32];
+			const char *f = p2p_h2(an, st, wr, cr, &wp->last[wd],
+					       &q->last[1 - wd], va, vb, sizeof(va));
+
+			an_text(st, "rank %d %s seq %" PRId64 " has %s %s, its peer"
+				" rank %d has %s", wr, an_fn_name(st->fn), wseq,
+				f, va, cr, vb);
+		} else if (add_wait(an, st, cr), !loc_t4(an, c, st)) {
+			st->cls = AN_H3;
+			add_cul_pair(an, st, wr, cr);
+			an_text(st, "ranks %d and %d entered matching %s/%s seq %"
+				PRId64 " on comm %016" PRIx64 "; no progress data"
+				" tells which one is stuck", wr, cr,
+				an_fn_name(st->fn), wd ? "Send" : "Recv", wseq,
+				c->hash);
+		}
+	}
+	an_val_i(st, "peer", cr);
+	if (c->r[wr].in_call || wp->nret[wd] < wp->n[wd]) {
+		uint64_t a = age(an, an_rank_host(an, &c->r[wr]),
+				 wp->t_enter[wd]);
+
+		st->max_call_age_ns = a;
+		an_text(st, "; rank %d is blocked inside %s, a call that never"
+			" returned (%.1f s)", wr, an_fn_name(st->fn), secs(a));
+		an_val_i(st, "blocked_in_call", 1);
+	}
+}

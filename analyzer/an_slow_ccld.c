@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CCL-D's events on a comm (onset, update, recovery) and its verdicts of
+ * class S1/S2/S3: the culprit rank, the comparable-group check (Greyhound
+ * 4.3), the iteration time's change point, and a culprit already slow in
+ * another comm making this one a cascade of it (the same slow rank slows
+ * every comm it is in).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_slow_int.h"
+
+static const char *class_words(enum sl_class c)
+{
+	switch (c) {
+	case SL_S1: return "computation";
+	case SL_S2: return "communication";
+	case SL_S3: return "computation and communication";
+	case SL_NONE: break;
+	}
+	return "?";
+}
+
+void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+		      int32_t rank)
+{
+	const struct an_proc *p;
+	uint32_t i;
+
+	if (rank < 0 || rank >= c->nranks || v->ncul >= AN_MAX_CULPRITS)
+		return;
+	for (i = 0; i < v->ncul; i++)
+		if (v->cul[i].rank == rank)
+			return;
+	p = an_proc_of(an, &c->r[rank]);
+	v->cul[v->ncul].rank = rank;
+	v->cul[v->ncul].host = p ? p->host : 0;
+	v->cul[v->ncul].pid = p ? p->pid : 0;
+	v->ncul++;
+	v->ncul_total = v->ncul;
+}
+
+/*
+ * V is a cascade of ROOT (an open incident naming the same process) or, else,
+ * of comm HELD (0 none: its GPU was busy in that comm's op, which ended
+ * late): role and blocked_by set.  False: a root.
+ */
+bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *root,
+		     uint64_t held)
+{
+	const struct an_comm *h;
+
+	if (root) {
+		v->role = AN_CASCADE;
+		v->blocked_comm = root->hash;
+		v->blocked_seq = root->slow_seq;
+		return true;
+	}
+	if (!held)
+		return false;
+	h = an_comm_get(an, held, 0, false);
+	v->role = AN_CASCADE;
+	v->blocked_comm = held;
+	v->blocked_seq = h && h->slow && h->slow->active ? h->slow_seq :
+			 (h ? h->r[0].entered : -1);
+	return true;
+}
+
+/* a comm whose open incident names the same culprit process, else NULL */
+const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank)
+{
+	const struct an_proc *mine = an_proc_of(an, &c->r[rank]);
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	if (!mine)
+		return NULL;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+
+		if (o == c || !o->slow || !o->slow->active || o->slow->root_cul < 0 ||
+		    o->slow_cascade)
+			continue;
+		if (an_proc_of(an, &o->r[o->slow->root_cul]) == mine)
+			return o;
+	}
+	return NULL;
+}
+
+void slow_note_round(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
+{
+	struct sig_hist *h = NULL;
+	double tmax = NAN;
+	uint32_t i;
+	int32_t k;
+
+	for (k = 0; k < nranks; k++)
+		if (isfinite(rd->dur[k]) && !(rd->dur[k] <= tmax))
+			tmax = rd->dur[k];
+	if (!isfinite(tmax))
+		return;
+	for (i = 0; i < GROUP_SIGS && !h; i++)
+		if (s->gh[i].n && s->gh[i].sig == rd->sig)
+			h = &s->gh[i];
+	if (!h) {
+		h = &s->gh[s->gh_next++ % GROUP_SIGS];
+		memset(h, 0, sizeof(*h));
+		h->sig = rd->sig;
+	}
+	h->tmax[h->pos++ % GROUP_HIST] = tmax;
+	if (h->n < GROUP_HIST)
+		h->n++;
+}
+
+/* median Tmax of C's recent judged rounds of signature SIG, NaN if none */
+static double sig_median(const struct an_comm *c, uint64_t sig)
+{
+	double scratch[GROUP_HIST];
+	uint32_t i;
+
+	if (!c->slow)
+		return NAN;
+	for (i = 0; i < GROUP_SIGS; i++)
+		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
+			return sl_median(c->slow->gh[i].tmax, c->slow->gh[i].n, scratch);
+	return NAN;
+}
+
+/*
+ * Greyhound's comparable groups (4.3): the comms of this one's size whose
+ * recent rounds of the same op signature have a median; is this one slower
+ * than its group (sl_group_check: over the median by 3 robust sigmas and
+ * 10%)?  Returns the group's size (0: fewer than 3, no judgement).
+ */
+static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig,
+			    double *mine, double *group, bool *deviant)
+{
+	struct sl_comm_stat *st = NULL, *n;
+	uint32_t ns = 0, cap = 0, me = UINT32_MAX, size = 0;
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		double m;
+
+		if (o->nranks != c->nranks || !isfinite(m = sig_median(o, sig)))
+			continue;
+		if (ns == cap) {
+			cap = cap ? 2 * cap : 16;
+			n = realloc(st, cap * sizeof(*st));
+			if (!n) {
+				free(st);
+				return 0;
+			}
+			st = n;
+		}
+		memset(&st[ns], 0, sizeof(st[ns]));
+		st[ns].comm = o->hash;
+		st[ns].sig = sig;
+		st[ns].nranks = (uint32_t)o->nranks;
+		st[ns].median_ns = m;
+		if (o == c)
+			me = ns;
+		ns++;
+	}
+	if (me != UINT32_MAX && ns >= 3 && sl_group_check(st, ns) >= 0) {
+		*mine = st[me].median_ns;
+		*group = st[me].group_median_ns;
+		*deviant = st[me].deviant;
+		size = st[me].group_size;
+	}
+	free(st);
+	return size;
+}
+
+void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
+	       int64_t iter, int ev)
+{
+	const struct sl_result *res = sl_det_result(c->slow->det);
+	struct an_verdict *v = &an->tmp;
+	const struct an_comm *root;
+	/* who arrives last: the step sample's arrivals where starts are unknown */
+	bool arrived = c->slow->arr_rank >= 0 && c->slow->arr_cls == AN_S1;
+	int32_t s1_rank = arrived ? c->slow->arr_rank : res->s1_rank;
+	int32_t s2_rank = res->s2_rank;
+	double s2_rate = res->s2_rate, s2_med = res->rate_median, s2_z = res->s2_z;
+	double s2_lat = NAN, lat_med = NAN;
+	enum sl_class cls;
+	double gmine = NAN, gmed = NAN;
+	uint32_t gsize = 0, tcp_links = 0, tcp_retrans = 0;
+	int32_t tcp_rank, net_rank;
+	bool tcp_reclass;
+	bool gdev = false;
+	uint64_t held;
+
+	if (c->slow->have_srate)
+		slow_sampled_s2(c, &s2_rank, &s2_rate, &s2_med, &s2_z, &s2_lat, &lat_med);
+	memset(v, 0, sizeof(*v));
+	v->kind = ev & SL_EV_RECOVERY ? AN_V_RECOVERED :
+		  ev & SL_EV_ONSET ? AN_V_NEW : AN_V_UPDATE;
+	cls = res->cls;
+	/*
+	 * CCL-D's P says which effect dominates the located round; a sampled
+	 * network culprit that is another rank than the one arriving last is
+	 * a second cause: both are reported (S3).
+	 */
+	/*
+	 * A lossy link slows both its ends' sends: TCP names the end.  While
+	 * one rank's link retransmits, which rank arrives last is an echo of
+	 * the previous ops' delays: with enough retransmits (the kernel's own
+	 * account, not an inference) the slowdown is the network's.
+	 */
+	tcp_rank = an_net_common_rank(an, c, &tcp_links, &tcp_retrans);
+	tcp_reclass = tcp_rank >= 0 && tcp_retrans >= AN_NET_MIN_RETRANS &&
+		      (cls == SL_S1 || cls == SL_S3);
+	net_rank = tcp_rank >= 0 ? tcp_rank : s2_rank;
+	if (c->slow->arr_rank >= 0) {
+		/* the sample decided, P could not (durations include unseen GPU work) */
+		cls = arrived ? SL_S1 : SL_S2;
+		if (!arrived)
+			net_rank = c->slow->arr_rank;
+	} else if (tcp_reclass) {
+		cls = SL_S2;
+	}
+	else if (cls == SL_S1 && !arrived && slow_net_outlier(s2_lat, lat_med) && s2_rank >= 0 &&
+		 s2_rank != s1_rank)
+		cls = SL_S3;
+	v->cls = cls == SL_S2 ? AN_S2 : cls == SL_S3 ? AN_S3 : AN_S1;
+	if (v->kind == AN_V_RECOVERED && c->slow->active)
+		v->cls = c->slow->cls;	/* the class it was reported with */
+	v->comm = c->hash;
+	v->seq = rd->seq;
+	v->fn = rd->fn;
+	v->clock_host = rd->host;
+	v->detected_ns = rd->t_end;
+	v->onset_ns = res->onset_ns;
+	v->role = AN_ROOT;
+	if (cls == SL_S2)
+		slow_add_culprit(an, c, v, net_rank);
+	else
+		slow_add_culprit(an, c, v, s1_rank);
+	if (cls == SL_S3)
+		slow_add_culprit(an, c, v, net_rank);
+	if (v->kind == AN_V_RECOVERED) {
+		an_text(v, "comm %016" PRIx64 " is back to"
+			" its baseline round time (%.1f ms) for %u iterations since"
+			" iteration %" PRId64, c->hash, res->tbase_ns / 1e6,
+			3u, res->recover_iter + c->slow->iter_skip);
+		c->slow->have_srate = false;
+		c->slow->active = false;
+		c->slow_cascade = false;
+	} else {
+		c->slow->active = true;
+		c->slow->cls = v->cls;
+		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
+		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
+		/* with arrivals sampled: only where it came straight from that op */
+		held = cls == SL_S2 || s1_rank < 0 ? 0 :
+		       arrived ? c->slow->arr_held_by : c->slow->holder[s1_rank];
+		c->slow_cascade = root != NULL || held;
+		if (!slow_cascade_of(an, v, root, held))
+			c->slow_seq = rd->seq;
+		an_text(v, "comm %016" PRIx64 " is slower: round time %.1f ms against a"
+			" baseline of %.1f ms (R = %.2f > %.2f) since iteration %" PRId64
+			"; P = %.2f: %s (%s)", c->hash, res->tmax_ns / 1e6,
+			res->tbase_ns / 1e6, res->r, res->thr,
+			res->onset_iter + c->slow->iter_skip, res->p,
+			class_words(cls), an_class_name(v->cls));
+		if (cls != SL_S2 && arrived) {
+			double share, gap;
+
+			slow_arrival_culprit(c, &share, &gap, NULL);
+			an_text(v, "; rank %d's GPU reaches the op last in %.0f%% of %u"
+				" rounds sampled with step hooks, %.1f ms after the"
+				" others (mean; its CPU queues its calls ahead of its"
+				" GPU, so the call is not its arrival)", s1_rank,
+				100 * share, c->slow->arr_rounds, gap / 1e6);
+		} else if (cls != SL_S2 && s1_rank >= 0) {
+			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"
+				" z %.1f)%s", s1_rank, res->s1_dur_ns / 1e6, res->s1_z,
+				c->slow->blind ? " - not certain: the CPUs queue their"
+				" calls ahead of their GPUs and no step-level record"
+				" shows when each GPU reached the op" : "");
+		}
+		if (cls != SL_S1 && s2_rank >= 0 && c->slow->have_srate)
+			an_text(v, "; rank %d has the lowest send rate: %.2f ms per step in"
+				" the network, the others' median %.2f ms (%.0f B/s,"
+				" z %.1f; step hooks sampled %.1f s)", s2_rank,
+				s2_lat / 1e6, lat_med / 1e6, s2_rate, s2_z,
+				SAMPLE_NS / 1e9);
+		else if (cls != SL_S1 && s2_rank < 0)
+			an_text(v, "; no rank's send rate is known (no step-level"
+				" records came: step hooks unavailable)");
+		else if (cls != SL_S1 && s2_rank >= 0)
+			an_text(v, "; rank %d has the lowest rate (%.0f B/s, median %.0f;"
+				" op-level: bytes over the op's time, step hooks"
+				" unavailable)", s2_rank, s2_rate, s2_med);
+		if (tcp_rank >= 0)
+			an_text(v, "; rank %d is at one end of each of the %u connections"
+				" with TCP retransmits (%u): its link%s", tcp_rank, tcp_links,
+				tcp_retrans, tcp_reclass ? "; the rank arriving last is"
+				" an echo of the earlier ops' network delays: network, not"
+				" computation" : "");
+		if (res->slow_iters)
+			an_text(v, "; %.2f s lost so far (%.1f ms per slow iteration over %u)",
+				res->lost_ns / 1e9, res->lost_ns / 1e6 / res->slow_iters,
+				res->slow_iters);
+		gsize = group_check(an, c, rd->sig, &gmine, &gmed, &gdev);
+		if (gsize)
+			an_text(v, "; %s its %u comparable comms (median round %.1f ms,"
+				" group %.1f ms)", gdev ? "slower than" : "like",
+				gsize, gmine / 1e6, gmed / 1e6);
+		an_text(v, "; durations from the GPU-side start (the call, or"
+			" the end of the process's earlier op in another comm)"
+			" to completion (proxy idle, tier C, else tier B),"
+			" each on its rank's clock%s",
+			root ? "; a cascade: the same rank slows a comm"
+			" already reported" :
+			held ? "; a cascade: that rank's GPU was held by"
+			" its op in another comm" : "");
+	}
+	an_val_f(v, "tbase_ms", res->tbase_ns / 1e6);
+	an_val_f(v, "tmax_ms", res->tmax_ns / 1e6);
+	an_val_f(v, "tmin_ms", res->tmin_ns / 1e6);
+	an_val_f(v, "r", res->r);
+	an_val_f(v, "thr", res->thr);
+	an_val_f(v, "p", res->p);
+	an_val_i(v, "onset_iter", res->onset_iter + c->slow->iter_skip);
+	an_val_i(v, "iter", res->iter + c->slow->iter_skip);
+	an_val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
+	an_val_i(v, "nranks", c->nranks);
+	an_val_f(v, "lost_s", res->lost_ns / 1e9);
+	an_val_i(v, "slow_iters", res->slow_iters);
+	if (s1_rank >= 0) {
+		an_val_i(v, "s1_rank", s1_rank);
+		an_val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
+		an_val_f(v, "s1_z", res->s1_z);
+	}
+	if (s2_rank >= 0) {
+		an_val_i(v, "s2_rank", s2_rank);
+		an_val_f(v, "s2_rate", s2_rate);
+		an_val_f(v, "s2_z", s2_z);
+		an_val_f(v, "s2_step_ms", s2_lat / 1e6);
+	}
+	if (gsize) {
+		an_val_i(v, "group_size", gsize);
+		an_val_f(v, "group_median_ms", gmed / 1e6);
+		an_val_i(v, "group_deviant", gdev);
+	}
+	if (v->kind == AN_V_RECOVERED)
+		an_val_i(v, "recover_iter", res->recover_iter + c->slow->iter_skip);
+	/* the iteration time before and after the latest change point */
+	if (c->slow->have_cp && c->slow->niter - c->slow->cp.at <= 16) {
+		an_val_f(v, "iter_ms_before", c->slow->cp.before / 1e6);
+		an_val_f(v, "iter_ms_after", c->slow->cp.after / 1e6);
+		an_text(v, "; iteration time %.1f ms -> %.1f ms (change point)",
+			c->slow->cp.before / 1e6, c->slow->cp.after / 1e6);
+	}
+	if (tcp_rank >= 0)
+		an_val_i(v, "tcp_rank", tcp_rank);
+	if (v->kind != AN_V_RECOVERED) {
+		an_hw_note(an, v);
+		an_net_note(an, c, v);
+	}
+	an->stats.verdicts++;
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
+
+/*
+ * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
+ * (the culprit is the slow link), and for S1 where the rounds' starts are
+ * unknown (the CPU runs ahead of its GPU: the sample shows who arrives
+ * last).  An onset whose sample named nobody is tried again at the next
+ * update of the incident.
+ */
+void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		     int64_t iter, int ev)
+{
+	struct an_slow *s = c->slow;
+	bool s1 = sl_det_result(s->det)->cls == SL_S1;
+	bool runahead = slow_runahead(s);
+	bool tierc = false;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		tierc |= c->r[k].tierc;
+	/* an incident of the other detectors is open here: it speaks */
+	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active))
+		s->ccld_quiet = true;
+	if (s->ccld_quiet) {
+		if (ev & SL_EV_RECOVERY)
+			s->ccld_quiet = false;
+		return;
+	}
+	if (s->ccld_unsaid) {
+		if (ev & SL_EV_RECOVERY) {
+			/* it ended before anyone was named: nothing to recover */
+			s->ccld_unsaid = false;
+			ev &= ~SL_EV_RECOVERY;
+		} else if (ev & SL_EV_UPDATE) {
+			ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
+		}
+	}
+	/* an onset whose sample waits: nothing said yet, nothing to update */
+	if (s->samp_defer) {
+		if (ev & SL_EV_RECOVERY)
+			s->samp_defer = false;
+		ev &= ~(SL_EV_UPDATE | SL_EV_RECOVERY);
+	}
+	/*
+	 * Where the CPUs run ahead, a round's durations include GPU work ccld
+	 * does not see: neither who arrived last nor P is known from them,
+	 * the sample decides both.
+	 */
+	if ((ev & SL_EV_ONSET) && (!s1 || (runahead && tierc))) {
+		s->ccld_unsaid = false;
+		if (slow_can_sample(an, c, rd->t_end)) {
+			/* the verdict waits for the sample: its culprit is there */
+			slow_start_sample(an, c, rd, iter, ev | (runahead ? PEND_ARRIVE : 0));
+		} else if (tierc && slow_sample_waits(an, c, rd->t_end)) {
+			/* ... which waits for a neighbour: tried again each round */
+			slow_sample_for(c, rd, iter, ev | (runahead ? PEND_ARRIVE : 0));
+			s->samp_defer = true;
+			if (an->debug)
+				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+					": onset waits for a sample (a neighbour's slow"
+					" iterations)\n", c->hash, rd->seq);
+		} else if (!runahead)
+			slow_emit(an, c, rd, iter, ev);	/* as known without one */
+		else {
+			s->ccld_unsaid = true;		/* later: a sample, or a cascade */
+			if (an->debug)
+				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+					": onset waits for a sample (%s)\n", c->hash, rd->seq,
+					c->sampling ? "sampling" :
+					rd->t_end < s->samp_next ? "cooldown" : "hooks busy");
+		}
+	} else if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY)) {
+		s->blind = runahead && (ev & SL_EV_ONSET);
+		slow_emit(an, c, rd, iter, ev);
+		/*
+		 * computation: a sample then tells whether a link is slow too
+		 * (not for a cascade: its cause is elsewhere)
+		 */
+		if ((ev & SL_EV_ONSET) && !c->slow_cascade && slow_can_sample(an, c, rd->t_end))
+			slow_start_sample(an, c, rd, iter, 0);
+	}
+}

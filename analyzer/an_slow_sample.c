@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Step samples: step hooks on for a comm's processes for SAMPLE_NS at
+ * least, then the verdict.  Communication is involved (S2, S3): its culprit
+ * is the rank whose send steps spend the longest in the network, which only
+ * step-level records show.  Sampled where the comm has tier C (its proxy
+ * ops are seen); after an S1 verdict too, to find a slow link behind the
+ * late rank; and where the CPUs run ahead of their GPUs, to see which GPU
+ * reaches the ops last.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "an_slow_int.h"
+
+/*
+ * A rank's send steps spend at least twice as long in the network as the
+ * others' (median): its link is slow, whatever P says.  Healthy links of one
+ * comm differ far less (measured on the stand-in: within 20%).
+ */
+bool slow_net_outlier(double lat, double others)
+{
+	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
+}
+
+/* the S2 candidate from the step sample: the lowest send rate */
+void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
+		     double *z, double *lat, double *lat_med)
+{
+	const struct an_slow *s = c->slow;
+	double *scratch = malloc(2 * (size_t)c->nranks * sizeof(double));
+	int32_t k;
+
+	*rank = -1;
+	for (k = 0; k < c->nranks; k++)
+		if (isfinite(s->srate[k]) && (*rank < 0 || s->srate[k] < s->srate[*rank]))
+			*rank = k;
+	if (*rank < 0 || !scratch) {
+		free(scratch);
+		return;
+	}
+	*rate = s->srate[*rank];
+	*lat = s->slat[*rank];
+	*med = sl_median(s->srate, (size_t)c->nranks, scratch);
+	/* the others' median: with 2 ranks the median would include the culprit */
+	for (k = 0; k < c->nranks; k++)
+		scratch[c->nranks + k] = k == *rank ? NAN : s->slat[k];
+	*lat_med = sl_median(scratch + c->nranks, (size_t)c->nranks, scratch);
+	sl_zscores(s->srate, (size_t)c->nranks, scratch + c->nranks);
+	*z = scratch[c->nranks + *rank];
+	free(scratch);
+}
+
+/*
+ * Another comm sharing a process with C has slow iterations, from before
+ * C's slowdown began (SINCE), that are not an incident yet, or an onset
+ * whose own sample waits.  C's step hooks would leave that comm's next
+ * rounds unjudged, or its onset unsampled, and its incident, the likelier
+ * cause of C's, would be lost: a TP comm behind a slow link, one of whose
+ * slow steps was under its threshold, and its DP comms, which wait for it
+ * and so are slower by far, three slow steps in a row before it.
+ */
+static bool blinds_pending(const struct an *an, const struct an_comm *c, uint64_t since)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+	int32_t k;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		uint64_t t;
+
+		if (o == c || !o->slow || o->sampling)
+			continue;
+		t = sl_det_pending(o->slow->det);
+		/*
+		 * An onset that waits is counted whenever it began, but not
+		 * by another that waits: those wait for pending comms only,
+		 * so two never wait for each other.
+		 */
+		if (!(t && t < since) && !(o->slow->samp_defer && !c->slow->samp_defer))
+			continue;
+		for (k = 0; k < o->nranks; k++)
+			if (member_of(an, c, o, k) >= 0)
+				return true;
+	}
+	return false;
+}
+
+/* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */
+bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	const struct sl_result *res = sl_det_result(s->det);
+
+	if (!blinds_pending(an, c, res->active ? res->onset_ns : now)) {
+		s->defer_t0 = 0;
+		return false;
+	}
+	if (!s->defer_t0)
+		s->defer_t0 = now;
+	return now < s->defer_t0 + SAMPLE_DEFER_NS;
+}
+
+/*
+ * A step sample of C is possible now: it has tier C, no sample of it is
+ * cooling down or waits for a neighbour, and no host would have more than
+ * SAMPLE_MAX_LOCAL processes hooked (several samples run at once within
+ * that).
+ */
+bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	uint32_t *local, i;
+	bool tierc = false, ok = true;
+	int32_t k;
+
+	if (c->sampling || now < c->slow->samp_next || slow_sample_waits(an, c, now))
+		return false;
+	for (k = 0; k < c->nranks; k++)
+		tierc |= c->r[k].tierc;
+	if (!tierc)
+		return false;
+	local = calloc(an->nhosts ? an->nhosts : 1, sizeof(*local));
+	if (!local)
+		return false;
+	/* processes hooked already, and C's that are not */
+	for (i = 0; i < an->nprocs; i++)
+		if (an->procs[i].hooked && an->procs[i].host < an->nhosts)
+			local[an->procs[i].host]++;
+	for (k = 0; k < c->nranks && ok; k++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+
+		if (p && p->host < an->nhosts && !p->hooked)
+			ok = ++local[p->host] <= SAMPLE_MAX_LOCAL;
+	}
+	free(local);
+	return ok;
+}
+
+/* the round the sample's verdict will be about */
+void slow_sample_for(struct an_comm *c, const struct slow_round *rd, int64_t iter, int ev)
+{
+	struct an_slow *s = c->slow;
+
+	s->pend.seq = rd->seq;
+	s->pend.fn = rd->fn;
+	s->pend.sig = rd->sig;
+	s->pend_iter = iter;
+	s->pend_ev = ev;
+	s->samp_host = rd->host;
+	s->pend.t_end = rd->t_end;
+}
+
+/* step hooks on for C's processes, counters from now */
+static void sample_go(struct an *an, struct an_comm *c)
+{
+	struct an_slow *s = c->slow;
+	int32_t k;
+
+	s->samp_t0 = s->samp_host < an->nhosts && an->hosts[s->samp_host].now > s->pend.t_end ?
+		     an->hosts[s->samp_host].now : s->pend.t_end;
+	s->samp_defer = false;
+	s->defer_t0 = 0;
+	s->arr_rounds = s->samp_rounds = 0;
+	s->arr_rank = -1;
+	for (k = 0; k < c->nranks; k++) {
+		s->arr_last[k] = s->arr_held[k] = 0;
+		s->arr_holder[k] = 0;
+		s->arr_gap[k] = 0;
+		s->net0[3 * k] = c->r[k].net_ns;
+		s->net0[3 * k + 1] = c->r[k].net_bytes;
+		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
+	}
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+			": sampling step hooks\n", c->hash, s->pend.seq);
+	an_suspect_comm(an, c, true, true, s->samp_host, s->samp_t0);
+}
+
+void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       int64_t iter, int ev)
+{
+	slow_sample_for(c, rd, iter, ev);
+	sample_go(an, c);
+}
+
+/* the sample is long enough (or timed out): rates, then the verdict */
+static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	uint32_t timed = 0, ready = 0;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_rank *r = &c->r[k];
+		double ns = r->net_ns - s->net0[3 * k];
+		double bytes = r->net_bytes - s->net0[3 * k + 1];
+		double steps = (double)r->net_steps - s->net0[3 * k + 2];
+
+		s->srate[k] = s->slat[k] = NAN;
+		if (steps >= 1 && ns > 0) {
+			s->slat[k] = ns / steps;
+			s->srate[k] = bytes * 1e9 / ns;
+			timed++;
+			ready += steps >= SAMPLE_STEPS;
+		}
+	}
+	if (ready < (uint32_t)c->nranks && now - s->samp_t0 < SAMPLE_MAX_NS)
+		return;
+	s->have_srate = timed >= 2;
+	an_suspect_comm(an, c, false, true, UINT32_MAX, 0);
+	s->pend.t_end = now;
+	s->pend.host = s->samp_host;
+	if (s->pend_ev & PEND_RISE) {
+		slow_rise_sampled(an, c, now);
+	} else if (s->pend_ev & PEND_ARRIVE) {
+		const struct sl_result *res = sl_det_result(s->det);
+		double a, b;
+
+		/* CCL-D's onset where starts are unknown: the sample says who, and why */
+		s->arr_cls = slow_sample_decide(c, res->tmax_ns - res->tbase_ns, &s->arr_rank,
+						&a, &b, &s->arr_held_by);
+		if (s->arr_cls) {
+			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
+		} else {
+			s->ccld_unsaid = true;
+			s->samp_next = now + SAMPLE_COOLDOWN_NS;
+			if (an->debug)
+				fprintf(stderr, "an: slow comm %016" PRIx64 " sample: no slow"
+					" link, no rank arriving last in most of %u rounds: no"
+					" verdict yet\n", c->hash, s->arr_rounds);
+		}
+		s->arr_rank = -1;
+	} else if (s->pend_ev) {
+		slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev);
+	} else if (s->have_srate && sl_det_result(s->det)->active) {
+		/* after an S1 verdict: an update only if a link is slow too */
+		int32_t rank;
+		double rate, med, z, lat, lat_med;
+
+		slow_sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
+		if (rank >= 0 && slow_net_outlier(lat, lat_med) &&
+		    rank != sl_det_result(s->det)->s1_rank)
+			slow_emit(an, c, &s->pend, s->pend_iter, SL_EV_UPDATE);
+	}
+	if (an->debug) {
+		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: ms/step", c->hash);
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %.2f", s->slat[k] / 1e6);
+		fprintf(stderr, "\n");
+	}
+}
+
+void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	if (!an->nsuspected)
+		return;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		struct an_comm *c = v;
+
+		if (c->sampling && c->slow && c->slow->samp_host == host &&
+		    now_ns >= c->slow->samp_t0 + SAMPLE_NS)
+			end_sample(an, c, now_ns);
+	}
+}
+
+/*
+ * A CCL-D onset whose sample waited for a neighbour (the round it is about
+ * in pend): the sample once hooks may go on, or as without one once the
+ * wait is over and hooks are still busy.
+ */
+void slow_deferred_sample(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+
+	if (!s->samp_defer)
+		return;
+	if (!sl_det_result(s->det)->active) {
+		s->samp_defer = false;		/* it recovered meanwhile */
+		return;
+	}
+	if (slow_can_sample(an, c, now)) {
+		sample_go(an, c);
+	} else if (!slow_sample_waits(an, c, now)) {
+		s->samp_defer = false;
+		if (s->pend_ev & PEND_ARRIVE)
+			s->ccld_unsaid = true;	/* later: a sample, or a cascade */
+		else
+			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev);
+	}
+}

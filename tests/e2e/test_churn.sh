@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The node agent (`ccld-trace daemon`, every NCCL process of the host) under
+# a churn of short stand-in jobs: two rounds of 20 jobs of 2 and 8 ranks
+# (4 comms per rank; every fifth job loses a rank to SIGKILL in the middle
+# of its calls; in the second round every fourth job loads its own copy of the
+# libraries, as a job with its own virtualenv or image does), and a job
+# whose rank gets the pid of an earlier job's rank (pid reuse, forced
+# through ns_last_pid).  After each round and the agent's forget delay
+# (30 s): no process tracked, the metric series back to those of the idle
+# agent, open files (each uprobe is one) as after the first round (the
+# second round's libraries detached), and the second round no larger in
+# RSS than the first.  The reused pid is traced as the new process it is.
+# make soak runs the first kind of round for 30 minutes.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/simjob_lib.sh"
+. "$TOP/tests/e2e/churn_lib.sh"
+require_bpf
+FORGET_S=30
+
+churn_start_agent
+sleep 2
+read -r rss_idle fds_idle procs series_idle < <(churn_sample)
+echo "idle: RSS $rss_idle KiB, $fds_idle fds, $series_idle series"
+
+# after a round and the forget delay (and a tick or two): nothing of the
+# jobs is left; libraries no job uses are detached one at a time, each in
+# about 5 s here (a uprobe takes ~50 ms to unregister).
+# settled NAME [FDS]: sets RSS FDS
+settled() {
+	local procs series waited
+	sleep "$FORGET_S"
+	for waited in $(seq 40); do
+		read -r RSS FDS procs series < <(churn_sample)
+		[ "$procs" = 0 ] && [ "$series" = "$series_idle" ] &&
+			[ "$FDS" -le "${2:-$FDS}" ] && break
+		sleep 1
+	done
+	kill -0 "$AGENT" 2>/dev/null || fail "the agent died: $(tail -5 "$TMP/agent.err")"
+	echo "$1: $CHURN_N jobs: RSS $RSS KiB, $FDS fds, $procs processes, $series series" \
+		"($((FORGET_S + waited)) s after the last job)"
+	[ "$procs" = 0 ] || fail "$1: the agent still tracks $procs processes"
+	[ "$series" = "$series_idle" ] ||
+		fail "$1: $series metric series, the idle agent had $series_idle:" \
+			"$(curl -s "http://$METRICS/metrics" | grep '^ccld_collectives_total' | head -5)"
+}
+
+churn_jobs 20 || fail "round 1 failed"
+settled "round 1"
+rss1=$RSS fds1=$FDS
+
+# pid reuse: a rank of job B gets the pid of a rank of job A.  The next pid is set
+# through ns_last_pid; what the launcher forks before its ranks (and any
+# other process of the host) moves them on, so aim again from what we saw.
+rm -rf "$TMP/log" "$TMP/pids"
+start_job --ranks 2 --tp 2 --steps 40 --timeout 60
+wait "$JOB" || fail "job A failed: $(tail -3 "$TMP/job.err")"
+a_pids=$(awk '{print $2}' "$TMP/pids" | sort -n | paste -sd, -)
+a0=${a_pids%%,*}
+reused= skew=1
+for try in 1 2 3 4 5; do
+	rm -rf "$TMP/log" "$TMP/pids"
+	mkdir -p "$TMP/log"
+	echo $((a0 - 1 - skew)) >/proc/sys/kernel/ns_last_pid
+	start_job --ranks 2 --tp 2 --steps 100000 --compute-ms 10 --timeout 60
+	b_pids=$(rank_pids 2 | tr , '\n' | sort -n | paste -sd, -)
+	reused=$(comm -12 <(tr , '\n' <<<"$a_pids") <(tr , '\n' <<<"$b_pids") | paste -sd, -)
+	[ -n "$reused" ] && break
+	skew=$((skew + ${b_pids%%,*} - a0))
+	stop_job "$JOB"
+	wait "$JOB" 2>/dev/null
+done
+[ -n "$reused" ] || fail "could not make job B reuse job A's pids ($a_pids; last $b_pids)"
+# both are traced as live processes: the old code kept the pids as exited
+for _ in $(seq 50); do
+	read -r _ _ procs _ < <(churn_sample)
+	[ "$procs" = 2 ] && break
+	sleep 0.2
+done
+[ "$procs" = 2 ] || fail "pid $reused reused: the agent tracks $procs processes, not 2"
+echo "pid $reused of job A's ranks ($a_pids) reused by job B ($b_pids): both ranks traced"
+stop_job "$JOB"
+wait "$JOB" 2>/dev/null
+
+# round 2: every fourth job brings its own copy of the libraries (new files)
+CHURN_OWN_LIB=4 churn_jobs 20 || fail "round 2 failed"
+settled "round 2" "$fds1"
+[ "$FDS" -le "$fds1" ] || fail "open files grew: $fds1 -> $FDS"
+# malloc keeps what it freed for reuse: the second round fits in it
+[ "$RSS" -le $((rss1 + 2048)) ] || fail "RSS grew: $rss1 -> $RSS KiB"
+echo "ok: $CHURN_PROCS rank processes ($CHURN_KILLED killed mid-call), $CHURN_COMMS comm ranks:" \
+	"nothing left after the forget delay; RSS $rss1 -> $RSS KiB, fds $fds1 -> $FDS," \
+	"series back to $series_idle"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Fuzzes the fleet auth and key file parsers (CCLD_FUZZ_SECONDS, default 30,
+# here a third of it: the parsers are small) from the documented forms.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/fuzz_lib.sh"
+mkdir -p "$TMP/corpus"
+printf 's3cretpassword\n' >"$TMP/corpus/pass"
+printf '# the agents\n\nagent\tpw-1 \r\n' >"$TMP/corpus/acl"
+printf 'a b c\n' >"$TMP/corpus/three"
+head -c 33 /dev/urandom >"$TMP/corpus/key"
+run_fuzzer fuzz_fleet_cred $(( ${CCLD_FUZZ_SECONDS:-30} / 3 + 1 )) 512 "$TMP/corpus"

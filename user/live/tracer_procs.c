@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The processes live tracing follows: a PROC_ATTACH record (with its
+ * labels) when one is first seen, exits and stops from /proc, pid reuse,
+ * --all's rescans, and the reads of their memory (snapshot.c) and
+ * sockets (tcpwatch.c) that go with them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "nccl_api.skel.h"
+#include "proclabels.h"
+#include "procmaps.h"
+#include "proxy_live.h"
+#include "snapshot.h"
+#include "tcpwatch.h"
+#include "tracer_int.h"
+
+/* --all: an exited process's entry is kept this long for its late records */
+#define GONE_KEEP_NS 5000000000ULL
+
+struct tracked *tr_find_tracked(struct tracer *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++) {
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	}
+	return NULL;
+}
+
+static void untrack(struct tracer *t, struct tracked *p)
+{
+	*p = t->procs[--t->nprocs];
+}
+
+/*
+ * The entry of the process that now has PID: an exited process's entry
+ * is dropped once another process runs with its pid (--all sees pids
+ * reused), so that the new one is tracked from its first record.
+ */
+struct tracked *tr_current_tracked(struct tracer *t, pid_t pid)
+{
+	struct tracked *p = tr_find_tracked(t, pid);
+	uint64_t start;
+	char st;
+
+	if (!p || !p->gone || procmaps_identity(pid, &st, &start) ||
+	    start == p->start || st == 'Z' || st == 'X')
+		return p;
+	untrack(t, p);
+	return NULL;
+}
+
+void tr_read_comm_name(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	}
+	fclose(f);
+	return ppid;
+}
+
+/* seen_pids: processes the ld.so hook must leave alone (already handled) */
+static void mark_seen(struct tracer *t, pid_t pid, bool seen)
+{
+	int fd = bpf_map__fd(t->skel->maps.seen_pids);
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (seen)
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(fd, &key);
+}
+
+/*
+ * Where PID runs (pod, namespace, container) and the ranks its launcher
+ * gave it, one PROC_LABEL record each.
+ */
+static void emit_labels(struct tracer *t, pid_t pid, uint64_t ts)
+{
+	struct proc_labels l;
+	const char *v[5];
+	struct ccld_event ev;
+	int k;
+
+	proc_labels_read(pid, &l);
+	v[0] = l.pod;
+	v[1] = l.ns;
+	v[2] = l.container;
+	v[3] = l.rank;
+	v[4] = l.local_rank;
+	for (k = 0; k < 5; k++) {
+		if (!v[k][0])
+			continue;
+		tr_synth(&ev, CCLD_EV_PROC_LABEL, pid, ts);
+		ev.u.label.kind = (__u8)(CCLD_LABEL_POD + k);
+		snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%s", v[k]);
+		tr_emit(t, &ev);
+	}
+}
+
+/* Starts following PID: a PROC_ATTACH record, then exit/stop checks. */
+struct tracked *tr_track(struct tracer *t, pid_t pid, uint64_t ts)
+{
+	struct tracked *p = tr_find_tracked(t, pid);
+	struct ccld_event ev;
+
+	if (p)
+		return p;
+	if (t->nprocs == t->capprocs) {
+		size_t ncap = t->capprocs ? t->capprocs * 2 : 64;
+		struct tracked *n = realloc(t->procs, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->procs = n;
+		t->capprocs = ncap;
+	}
+	p = &t->procs[t->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	mark_seen(t, pid, true);
+	if (procmaps_identity(pid, &p->state, &p->start))
+		p->state = 0;
+	tr_synth(&ev, CCLD_EV_PROC_ATTACH, pid, ts);
+	ev.u.proc.ppid = read_ppid(pid);
+	ev.u.proc.state = p->state;
+	ev.u.proc.layout_slot = ~0u;
+	tr_read_comm_name(pid, ev.u.proc.name, sizeof(ev.u.proc.name));
+	tr_emit(t, &ev);
+	emit_labels(t, pid, ts);
+	return p;
+}
+
+/* Exit and stop (SIGSTOP, state T) of traced processes. */
+void tr_check_procs(struct tracer *t, uint64_t ts)
+{
+	struct ccld_event ev;
+	size_t i;
+
+	/* backwards: untrack() moves the last entry, already seen, into i */
+	for (i = t->nprocs; i-- > 0;) {
+		struct tracked *p = &t->procs[i];
+		uint64_t start;
+		char st;
+
+		if (p->gone) {
+			/* --all: bounded under churn (-p keeps its few) */
+			if (t->o->all && ts - p->gone_ns > GONE_KEEP_NS)
+				untrack(t, p);
+			continue;
+		}
+		if (procmaps_identity(p->pid, &st, &start))
+			st = 0;
+		/* a start time of its own: the pid went to a new process */
+		if (!st || st == 'Z' || st == 'X' || (p->start && start != p->start)) {
+			p->gone = true;
+			p->gone_ns = ts;
+			mark_seen(t, p->pid, false);
+			attacher_pid_gone(&t->att, p->pid, ts);
+			tr_forget_drops(t, p->pid);
+			proxy_live_forget(t->proxy, (uint32_t)p->pid);
+			tr_synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
+			ev.u.proc.exit_code = -1;
+			tr_emit(t, &ev);
+			if (t->o->npids && !t->o->all)
+				fprintf(stderr, "ccld-trace: process %d exited; "
+					"tracing the others\n", p->pid);
+			continue;
+		}
+		/* only stop / continue matters (R <-> S changes all the time) */
+		if ((st == 'T' || st == 't') != (p->state == 'T' || p->state == 't')) {
+			p->state = st;
+			tr_synth(&ev, CCLD_EV_PROC_STATE, p->pid, ts);
+			ev.u.proc.state = st;
+			tr_emit(t, &ev);
+		}
+	}
+}
+
+/*
+ * --all: attach to processes that mapped an NCCL library since last time,
+ * and read their communicators from memory (they may be running already).
+ */
+void tr_rescan(struct tracer *t, uint64_t ts)
+{
+	char err[256];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	pid_t self = getpid(), *fresh = NULL;
+	size_t nfresh = 0;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name), *n;
+		int ret;
+
+		if (pid <= 0 || pid == self || tr_current_tracked(t, pid))
+			continue;
+		ret = tr_attach_pid(t, pid, err, sizeof(err));
+		if (ret > 0) {
+			tr_track(t, pid, ts);
+			n = realloc(fresh, (nfresh + 1) * sizeof(*n));
+			if (n) {
+				fresh = n;
+				fresh[nfresh++] = pid;
+			}
+		} else if (ret < 0 && ret != -ENOENT && ret != -EACCES &&
+			   ret != -ESRCH && t->o->verbose) {
+			fprintf(stderr, "ccld-trace: %s\n", err);
+		}
+	}
+	closedir(d);
+	if (nfresh)
+		snapshot_procs(t->snap, fresh, nfresh, now_ns(), tr_emit_cb, t, stderr);
+	free(fresh);
+}
+
+/* every process traced now, read from memory again (SIGUSR1) */
+void tr_snapshot_all(struct tracer *t)
+{
+	pid_t *pids = malloc((t->nprocs + 1) * sizeof(*pids));
+	size_t i, n = 0;
+
+	if (!pids)
+		return;
+	for (i = 0; i < t->nprocs; i++)
+		if (!t->procs[i].gone)
+			pids[n++] = t->procs[i].pid;
+	snapshot_procs(t->snap, pids, n, now_ns(), tr_emit_cb, t, stderr);
+	free(pids);
+}
+
+/* after the tick: new comms' counters once, suspected comms' again */
+void tr_snapshot_tick(struct tracer *t, uint64_t now)
+{
+	uint64_t sus[64];
+	size_t n, i;
+
+	snapshot_new_comms(t->snap, now, tr_emit_cb, t);
+	n = proxy_live_suspected(t->proxy, sus, 64);
+	for (i = 0; i < n; i++)
+		snapshot_refresh(t->snap, sus[i], now, tr_emit_cb, t);
+}
+
+bool tr_all_gone(const struct tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++) {
+		if (!t->procs[i].gone)
+			return false;
+	}
+	return t->nprocs > 0;
+}
+
+/* the TCP watch follows the sockets of the processes traced now */
+void tr_scan_sockets(struct tracer *t)
+{
+	uint32_t *pids = malloc((t->nprocs + 1) * sizeof(*pids));
+	size_t i, n = 0;
+
+	if (!pids)
+		return;
+	for (i = 0; i < t->nprocs; i++)
+		if (!t->procs[i].gone)
+			pids[n++] = (uint32_t)t->procs[i].pid;
+	tcpwatch_scan(t->tcp, pids, n);
+	free(pids);
+}

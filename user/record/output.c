@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hmap.h"
+#include "hooks.h"
+#include "json.h"
+#include "names.h"
+#include "output.h"
+
+/* common/json.c holds the one JSON string escaper (RFC 8259) */
+void json_string(FILE *f, const char *s)
+{
+	struct json_buf b;
+
+	json_init(&b);
+	json_escape(&b, s);
+	/* out of memory: still a valid JSON value */
+	fputs(b.err ? "null" : json_str(&b), f);
+	json_free(&b);
+}
+
+static void json_opt_int(FILE *f, const char *key, int64_t v, bool present)
+{
+	if (present)
+		fprintf(f, ",\"%s\":%" PRId64, key, v);
+	else
+		fprintf(f, ",\"%s\":null", key);
+}
+
+void out_call_json(FILE *f, const struct host_info *h, const struct call_rec *c)
+{
+	const char *dt = dtype_name(c->dtype), *op = redop_name(c->redop);
+
+	fprintf(f, "{\"type\":\"call\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"comm\":\"%016" PRIx64 "\""
+		",\"rank\":%d,\"nranks\":%d,\"seq\":%" PRId64
+		",\"seq_source\":\"%s\",\"op\":\"%s\",\"count\":%" PRIu64,
+		c->pid, c->tid, c->comm_hash, c->rank, c->nranks, c->seq,
+		seq_source_name(c->seq_source), hook_fn_name(c->fn), c->count);
+	if (dt)
+		fprintf(f, ",\"dtype\":\"%s\"", dt);
+	else
+		fprintf(f, ",\"dtype\":\"type%d\"", c->dtype);
+	if (op)
+		fprintf(f, ",\"redop\":\"%s\"", op);
+	else if (c->redop != 0xff)
+		fprintf(f, ",\"redop\":\"op%d\"", c->redop);
+	else
+		fputs(",\"redop\":null", f);
+	json_opt_int(f, "root", c->root, c->root >= 0);
+	json_opt_int(f, "peer", c->peer, c->peer >= 0);
+	fprintf(f, ",\"bytes\":%" PRIu64 ",\"stream\":\"0x%" PRIx64 "\"",
+		c->bytes, c->stream);
+	json_opt_int(f, "group", c->group, c->group >= 0);
+	json_opt_int(f, "ret", c->ret, c->has_ret);
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n",
+		(int64_t)c->t_ns + h->realtime_offset_ns);
+}
+
+void out_call_text(FILE *f, const struct host_info *h, const struct call_rec *c)
+{
+	const char *dt = dtype_name(c->dtype), *op = redop_name(c->redop);
+	char extra[48] = "";
+
+	if (c->root >= 0)
+		snprintf(extra, sizeof(extra), " root=%d", c->root);
+	else if (c->peer >= 0)
+		snprintf(extra, sizeof(extra), " peer=%d", c->peer);
+	fprintf(f, "%-12s %7u %016" PRIx64 " %5d/%-5d %6" PRId64 " %-13s %10"
+		PRIu64 " %-8s %-4s%s",
+		h->name, c->pid, c->comm_hash, c->rank, c->nranks, c->seq,
+		hook_fn_name(c->fn), c->count, dt ? dt : "?", op ? op : "-",
+		extra);
+	if (c->has_ret)
+		fprintf(f, " ret=%" PRId64 " %.1fus\n", c->ret,
+			(c->ret_ns - c->t_ns) / 1e3);
+	else
+		fputs(" (no return)\n", f);
+}
+
+void out_comm_json(FILE *f, const struct host_info *h,
+		   const struct comm_call_rec *c)
+{
+	fprintf(f, "{\"type\":\"comm\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"op\":\"%s\"", c->pid, c->tid,
+		hook_fn_name(c->fn));
+	if (c->comm_hash)
+		fprintf(f, ",\"comm\":\"%016" PRIx64 "\"", c->comm_hash);
+	else
+		fputs(",\"comm\":null", f);
+	fprintf(f, ",\"rank\":%d,\"nranks\":%d", c->rank, c->nranks);
+	json_opt_int(f, "arg_nranks", c->arg_nranks, c->arg_nranks >= 0);
+	json_opt_int(f, "arg_rank", c->arg_rank, c->arg_rank >= 0);
+	if (c->fn == CCLD_FN_SPLIT || c->fn == CCLD_FN_SHRINK) {
+		fprintf(f, ",\"parent\":\"%016" PRIx64 "\"", c->parent_hash);
+		json_opt_int(f, "color", c->color, c->fn == CCLD_FN_SPLIT);
+		json_opt_int(f, "key", c->key, true);
+	}
+	json_opt_int(f, "ret", c->ret, c->has_ret);
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n",
+		(int64_t)c->t_ns + h->realtime_offset_ns);
+}
+
+void out_comm_text(FILE *f, const struct host_info *h,
+		   const struct comm_call_rec *c)
+{
+	fprintf(f, "%-12s %7u %016" PRIx64 " %5d/%-5d %-20s", h->name, c->pid,
+		c->comm_hash, c->rank, c->nranks, hook_fn_name(c->fn));
+	if (c->fn == CCLD_FN_SPLIT)
+		fprintf(f, " parent=%016" PRIx64 " color=%d key=%d",
+			c->parent_hash, c->color, c->key);
+	if (c->has_ret)
+		fprintf(f, " ret=%" PRId64 "\n", c->ret);
+	else
+		fputs(" (no return)\n", f);
+}
+
+static const char *comm_src_name(uint8_t src)
+{
+	switch (src) {
+	case CCLD_COMM_SRC_ARRAY:
+		return "ncclComms";
+	case CCLD_COMM_SRC_SCAN:
+		return "scan";
+	case CCLD_COMM_SRC_PEER:
+		return "peer_table";
+	case CCLD_COMM_SRC_CALLS:
+		return "known";
+	}
+	return "?";
+}
+
+void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *cr,
+		    const struct ccld_event *ev, bool json)
+{
+	const struct ccld_comm_state *cs = &ev->u.cstate;
+	bool seq = (ev->flags & CCLD_F_SEQ) && cs->source != CCLD_COMM_SRC_PEER;
+	uint32_t i;
+
+	if (!json) {
+		fprintf(f, "%-12s %7u %016" PRIx64 " %5d/%-5d state read from memory (%s):",
+			h->name, cr->pid, cr->hash, cr->rank, cr->nranks,
+			comm_src_name(cs->source));
+		if (cs->source == CCLD_COMM_SRC_PEER)
+			fputs(" its process is gone\n", f);
+		else if (seq)
+			fprintf(f, " %" PRIu64 " collectives launched\n",
+				(uint64_t)ev->id.nccl_seq);
+		else
+			fputs(" launch count unknown\n", f);
+		return;
+	}
+	fprintf(f, "{\"type\":\"comm_state\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"comm\":\"%016" PRIx64 "\",\"rank\":%d,\"nranks\":%d"
+		",\"source\":\"%s\"", cr->pid, cr->hash, cr->rank, cr->nranks,
+		comm_src_name(cs->source));
+	json_opt_int(f, "launched", (int64_t)ev->id.nccl_seq, seq);
+	if (seq && cs->nseq) {
+		fputs(",\"launched_per_fn\":[", f);
+		for (i = 0; i < cs->nseq; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", (uint64_t)cs->seq_number[i]);
+		fputs("]", f);
+	}
+	json_opt_int(f, "coll_op_count", (int64_t)cs->coll_op_count,
+		     seq && (cs->counts & CCLD_CS_COLL_OP_COUNT));
+	json_opt_int(f, "cuda_dev", cs->cuda_dev, cs->cuda_dev >= 0);
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
+}
+
+void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
+		const char *fd_path, bool json)
+{
+	const struct ccld_thread *t = &ev->u.thread;
+	const char *sc = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
+	char name[sizeof(t->name) + 1], wchan[sizeof(t->wchan) + 1], scb[16];
+
+	char st = (t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z') ?
+		  (char)t->state : '?';
+
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(t->name), t->name);
+	snprintf(wchan, sizeof(wchan), "%.*s", (int)sizeof(t->wchan), t->wchan);
+	if (!sc && t->syscall >= 0) {
+		snprintf(scb, sizeof(scb), "%d", t->syscall);
+		sc = scb;
+	}
+	if (!json) {
+		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s%s%s\n", h->name, ev->pid,
+			ev->tid, name, st, sc ? " in " : "", sc ? sc : "",
+			fd_path[0] ? " on " : "", fd_path,
+			wchan[0] ? " wchan " : "", wchan);
+		return;
+	}
+	fprintf(f, "{\"type\":\"thread\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"name\":", ev->pid, ev->tid);
+	json_string(f, name);
+	fprintf(f, ",\"state\":\"%c\",\"main\":%s", st, t->main ? "true" : "false");
+	if (sc) {
+		fputs(",\"syscall\":", f);
+		json_string(f, sc);
+	} else {
+		fputs(",\"syscall\":null", f);
+	}
+	fputs(",\"wchan\":", f);
+	json_string(f, wchan);
+	if (fd_path[0]) {
+		fputs(",\"fd_path\":", f);
+		json_string(f, fd_path);
+	}
+	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
+}
+
+/* the next process of ST that lost records, NULL at the end (ST may be NULL) */
+static const struct proc_info *next_lossy(const struct state *st, size_t *it)
+{
+	const struct proc_info *p;
+
+	while (st && (p = state_next_proc(st, it)))
+		if (p->lost[0] || p->lost[1])
+			return p;
+	return NULL;
+}
+
+/* ,"lost_by_process":[{"pid":P,"dropped":N,"rare_dropped":M},..] where any */
+static void lost_by_process(FILE *f, const struct state *st)
+{
+	const struct proc_info *p;
+	size_t it = 0;
+	bool any = false;
+
+	while ((p = next_lossy(st, &it))) {
+		fprintf(f, "%s{\"pid\":%u,\"dropped\":%" PRIu64 ",\"rare_dropped\":%" PRIu64
+			"}", any ? "," : ",\"lost_by_process\":[", p->pid,
+			p->lost[0] + p->lost[1], p->lost[1]);
+		any = true;
+	}
+	if (any)
+		fputc(']', f);
+}
+
+void out_summary_json(FILE *f, const struct summary *s)
+{
+	fprintf(f, "{\"type\":\"summary\",\"schema\":%d,\"events\":%" PRIu64
+		",\"calls\":%" PRIu64 ",\"dropped\":%" PRIu64
+		",\"rare_dropped\":%" PRIu64, CCLD_SCHEMA, s->events, s->calls,
+		s->main_drops + s->rare_drops, s->rare_drops);
+	lost_by_process(f, s->st);
+	fprintf(f, ",\"processes\":%" PRIu64
+		",\"comms\":%" PRIu64 ",\"verdicts\":%" PRIu64
+		",\"proxy_unattributed\":%" PRIu64 ",\"duration_s\":%.3f}\n",
+		s->processes, s->comms, s->verdicts, s->proxy_unattributed, s->duration_s);
+}
+
+/* "ccld: records lost by process: 4242 1803, 4243 977" where any */
+static void lost_text(FILE *f, const struct state *st)
+{
+	const struct proc_info *p;
+	size_t it = 0;
+	bool any = false;
+
+	while ((p = next_lossy(st, &it))) {
+		fprintf(f, "%s%u %" PRIu64, any ? ", " : "ccld: records lost by process: ",
+			p->pid, p->lost[0] + p->lost[1]);
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+void out_summary_text(FILE *f, const struct summary *s)
+{
+	fprintf(f, "ccld: %" PRIu64 " events, %" PRIu64 " calls, %" PRIu64
+		" processes, %" PRIu64 " communicators, %" PRIu64
+		" verdicts, %" PRIu64 " lost (%" PRIu64 " rare) in %.1f s\n",
+		s->events, s->calls, s->processes, s->comms, s->verdicts,
+		s->main_drops + s->rare_drops, s->rare_drops, s->duration_s);
+	lost_text(f, s->st);
+	if (s->proxy_unattributed)
+		fprintf(f, "ccld: %" PRIu64 " proxy records of unknown direction (a progress "
+			"function ccld does not know) were not analyzed\n",
+			s->proxy_unattributed);
+}
+
+struct comm_row {
+	uint64_t hash;
+	int32_t nranks;
+	uint32_t ranks_seen;
+	uint64_t calls;
+	uint64_t bytes;
+	uint64_t errors;
+	int64_t min_seq;
+	int64_t max_seq;
+	int64_t min_done;	/* lowest seq the GPU finished, over ranks */
+	uint32_t in_state[RS__COUNT];
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct comm_row *x = a, *y = b;
+
+	if (x->nranks != y->nranks)
+		return x->nranks > y->nranks ? -1 : 1;
+	return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
+{
+	struct comm_row *rows = NULL;
+	size_t n = 0, cap = 0, i, it;
+	struct comm_rank *cr;
+
+	for (it = 0; (cr = state_next_rank(st, &it));) {
+		struct comm_row *r = NULL;
+
+		if (!cr->hash)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (rows[i].hash == cr->hash) {
+				r = &rows[i];
+				break;
+			}
+		}
+		if (!r) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				struct comm_row *nr = realloc(rows, ncap * sizeof(*nr));
+
+				if (!nr)
+					break;
+				rows = nr;
+				cap = ncap;
+			}
+			r = &rows[n++];
+			memset(r, 0, sizeof(*r));
+			r->hash = cr->hash;
+			r->min_seq = INT64_MAX;
+			r->max_seq = -1;
+			r->min_done = INT64_MAX;
+		}
+		r->nranks = cr->nranks;
+		r->ranks_seen++;
+		r->calls += cr->calls;
+		r->bytes += cr->bytes;
+		r->errors += cr->errors;
+		if (cr->last_seq < r->min_seq)
+			r->min_seq = cr->last_seq;
+		if (cr->last_seq > r->max_seq)
+			r->max_seq = cr->last_seq;
+		if (cr->completed_seq < r->min_done)
+			r->min_done = cr->completed_seq;
+		r->in_state[cr->state]++;
+	}
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (ansi_home)
+		fputs("\033[H\033[2J", f);
+	fprintf(f, "%-16s %6s %5s %9s %10s %11s %7s %s\n", "COMM", "NRANKS",
+		"SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "STATES");
+	for (i = 0; i < n; i++) {
+		struct comm_row *r = &rows[i];
+		char states[160] = "";
+		size_t len = 0;
+		int s;
+
+		for (s = 0; s < RS__COUNT; s++) {
+			if (!r->in_state[s] || len >= sizeof(states))
+				continue;
+			len += snprintf(states + len, sizeof(states) - len, "%s%s:%u",
+					len ? " " : "", rank_state_name(s),
+					r->in_state[s]);
+		}
+		fprintf(f, "%016" PRIx64 " %6d %5u %9" PRIu64 " %10.1f %5" PRId64
+			"-%-5" PRId64 " %7" PRId64 " %s\n", r->hash, r->nranks,
+			r->ranks_seen, r->calls, r->bytes / 1e6,
+			r->min_seq == INT64_MAX ? -1 : r->min_seq, r->max_seq,
+			r->min_done == INT64_MAX ? -1 : r->min_done, states);
+	}
+	fflush(f);
+	free(rows);
+}
