@@ -48,6 +48,11 @@ int an_config_option(struct an_config *c, int opt, const char *arg, char *err,
 			return 0;
 		snprintf(err, errlen, "bad --slow-min-s (0 or more seconds): '%s'", arg);
 		return -1;
+	case AN_OPT_FORGET:
+		if (!opt_seconds(arg, true, &c->forget_s))
+			return 0;
+		snprintf(err, errlen, "bad --forget (0 or more seconds): '%s'", arg);
+		return -1;
 	}
 	return 1;
 }
@@ -63,6 +68,9 @@ void an_config_usage(FILE *f)
 		"      --slow-window SEC slow detection window (default %g)\n"
 		"      --slow-min-iters N  a slow verdict needs N slow iterations in a row\n"
 		"                        (default %u)\n"
-		"      --slow-min-s SEC  ... lasting SEC seconds at least (default %g)\n",
-		d.stall_s, d.hang_s, d.slow_window_s, d.slow_min_iters, d.slow_min_s);
+		"      --slow-min-s SEC  ... lasting SEC seconds at least (default %g)\n"
+		"      --forget SEC      forget a process SEC after it exited, a comm SEC\n"
+		"                        after its last input (default %g; 0: never)\n",
+		d.stall_s, d.hang_s, d.slow_window_s, d.slow_min_iters, d.slow_min_s,
+		d.forget_s);
 }

@@ -17,6 +17,7 @@ enum an_opt {
 	AN_OPT_SLOW_WINDOW,
 	AN_OPT_SLOW_MIN_ITERS,
 	AN_OPT_SLOW_MIN_S,
+	AN_OPT_FORGET,
 };
 
 /* entries of a getopt_long table (the including file has <getopt.h>) */
@@ -25,11 +26,12 @@ enum an_opt {
 	{ "hang", required_argument, NULL, AN_OPT_HANG }, \
 	{ "slow-window", required_argument, NULL, AN_OPT_SLOW_WINDOW }, \
 	{ "slow-min-iters", required_argument, NULL, AN_OPT_SLOW_MIN_ITERS }, \
-	{ "slow-min-s", required_argument, NULL, AN_OPT_SLOW_MIN_S }
+	{ "slow-min-s", required_argument, NULL, AN_OPT_SLOW_MIN_S }, \
+	{ "forget", required_argument, NULL, AN_OPT_FORGET }
 
 /* the synopsis of those options, in two parts for usage lines */
 #define AN_CONFIG_SYNOPSIS1	"[--stall SEC] [--hang SEC] [--slow-window SEC]"
-#define AN_CONFIG_SYNOPSIS2	"[--slow-min-iters N] [--slow-min-s SEC]"
+#define AN_CONFIG_SYNOPSIS2	"[--slow-min-iters N] [--slow-min-s SEC] [--forget SEC]"
 
 /*
  * Option OPT (an enum an_opt) with its argument ARG into C: 0; -1 with ERR

@@ -1,9 +1,9 @@
 # Churn helpers (tests/soak.sh, make soak); source after
 # lib.sh and simjob_lib.sh.
 
-# churn_start_agent: a redis-server on a free loopback port and
-# `ccld-trace daemon` (no -p: every NCCL process) with /metrics; sets AGENT,
-# METRICS (host:port)
+# churn_start_agent [ARGS...]: a redis-server on a free loopback port and
+# `ccld-trace daemon` (no -p: every NCCL process) with /metrics and ARGS;
+# sets AGENT, METRICS (host:port)
 churn_start_agent() {
 	local rport mport
 	read -r rport mport < <(python3 -c '
@@ -19,7 +19,7 @@ print(*[x.getsockname()[1] for x in s])')
 		fail "redis-server did not start: $(cat "$TMP/redis.log")"
 	METRICS=127.0.0.1:$mport
 	"$BIN/ccld-trace" daemon --redis "redis://127.0.0.1:$rport" --node churn \
-		--metrics "$METRICS" >"$TMP/agent.out" 2>"$TMP/agent.err" &
+		--metrics "$METRICS" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT=$!
 	at_exit "kill -9 $AGENT"
 	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/agent.err" ||
