@@ -33,8 +33,64 @@ _run_cleanup() {
 		sleep 0.2
 		_san_reports && rc=1
 	fi
-	[ -n "${CCLD_KEEP_TMP:-}" ] || rm -rf "$TMP"
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+		_diagnose >&2
+	elif [ -z "${CCLD_KEEP_TMP:-}" ]; then
+		rm -rf "$TMP"
+	fi
 	exit $rc
+}
+# _diagnose: a failed test keeps its files and prints what the CI log needs
+# to find the cause: the failing scenario's verdicts, the analyzer's debug
+# lines (its capture replayed with CCLD_AN_DEBUG=1) on the comms the check
+# expected (the check scripts write them to $TMP/expected-comms), and where
+# its captures are
+_diagnose() {
+	local cap comms
+	echo "--- diagnosis${SCENARIO:+ of scenario $SCENARIO}; files kept in $TMP"
+	[ -n "${SCENARIO:-}" ] || return 0
+	grep -hE '"type": ?"(verdict|recovery)"' "$TMP/$SCENARIO".jsonl 2>/dev/null | tail -n 8 |
+		cut -c1-400 | sed 's/^/verdict: /'
+	comms=$(cat "$TMP/expected-comms" 2>/dev/null)
+	for cap in "$TMP/$SCENARIO"*.ccld; do
+		[ -s "$cap" ] || continue
+		echo "capture: $cap"
+		[ -n "$comms" ] || continue
+		echo "analyzer debug lines on the expected comm(s) $comms (replay):"
+		CCLD_AN_DEBUG=1 timeout 60 "$BIN/ccld-trace" replay "$cap" --json \
+			${SCENARIO_REPLAY_ARGS:-} 2>&1 >/dev/null |
+			grep -F "$(printf '%s\n' $comms)" |
+			grep -vE ' dur_ms |judged under step hooks|not judged|gpu\?' |
+			tail -n 40 | cut -c1-300
+	done
+}
+
+# begin_scenario NAME: the start of one scenario of a script; its caller
+# returns when it returns 1: CCLD_SCENARIO (a comma-separated list) does not
+# name it, or is "list" (the name is printed: tests/repeat.sh), or it is
+# quarantined (tests/quarantine.txt) and CCLD_SCENARIO does not name it.  Otherwise
+# it waits (10 s at most) until what ran before has gone: no ccld or
+# stand-in process and no ccld BPF program or probe left, and fails if
+# something stays.
+begin_scenario() {
+	local q
+	case ${CCLD_SCENARIO:-} in
+	"")
+		q=$(awk -v k="$(basename "$0" .sh):$1" '$1 == k' "$TOP/tests/quarantine.txt")
+		if [ -n "$q" ]; then
+			echo "--- quarantined, not run (tests/quarantine.txt): $q"
+			return 1
+		fi ;;
+	list) echo "scenario: $1"; return 1 ;;
+	*) [[ ",$CCLD_SCENARIO," == *",$1,"* ]] || return 1 ;;
+	esac
+	local left
+	left=$(python3 "$TOP/tests/leftovers.py" --exe-under "$TOP/build/bin" \
+		--exe-under "$TOP/build/sim" --exe-under "$TOP/build/asan" --bpf --wait 10) ||
+		fail "$1: what ran before it is still there:"$'\n'"$left"
+	SCENARIO=$1
+	rm -f "$TMP/expected-comms"
+	echo "--- scenario $1 (at ${SECONDS}s)"
 }
 trap _run_cleanup EXIT
 if [ "${CCLD_ASAN:-0}" = 1 ]; then

@@ -24,6 +24,8 @@ import argparse
 import json
 import sys
 
+import expected_comms
+
 
 def fault_steps(path):
     """The steps in which the process's stand-in fault took effect and
@@ -81,6 +83,8 @@ def main():
     for line in open(a.pidfile):
         r, p = line.split()
         pid_of[int(r)] = int(p)
+    if a.culprits:
+        expected_comms.write(a.trace, a.logdir, [pid_of[int(r)] for r in a.culprits.split(",")])
     roots = [v for v in verdicts if v["type"] == "verdict" and v.get("role") == "root"]
     if not roots:
         # what there was, for the log: the fault's steps and every verdict

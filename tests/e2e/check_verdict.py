@@ -37,6 +37,8 @@ import json
 import os
 import sys
 
+import expected_comms
+
 
 def load(path):
     with open(path) as f:
@@ -115,6 +117,8 @@ def main():
             return "tp"
         return "?"
 
+    expected_comms.write(a.trace, a.logdir, want_pids,
+                         lambda c: a.kind is None or kind_of(c) == a.kind)
     roots = [v for v in verdicts if v.get("role") == "root"]
     if not roots:
         sys.exit(f"no root verdict; verdicts: {verdicts}\ntrace tail: {trace[-3:]}")

@@ -28,7 +28,7 @@ under() {
 	esac
 }
 
-under hang CCLD_HANG_ONLY=cpu-hang "$TOP/tests/e2e/test_hang_scenarios.sh"
+under hang CCLD_SCENARIO=cpu-hang "$TOP/tests/e2e/test_hang_scenarios.sh"
 under step-hooks "$TOP/tests/e2e/test_step_hooks.sh"
 
 # rank 2's compute 3x longer for 60 steps from step 200, every call queued
@@ -47,5 +47,5 @@ grep -q "step hooks were on for" "$TMP/slow.err" ||
 	fail "slow: replay failed"
 echo "slow: ok ($(grep -c "step hooks were on for" "$TMP/slow.err") step-hook sample(s))"
 
-under fleet CCLD_FLEET_ONLY=skip-tp "$TOP/tests/fleet/test_fleet_e2e.sh"
+under fleet CCLD_SCENARIO=skip-tp "$TOP/tests/fleet/test_fleet_e2e.sh"
 echo "ok: no sanitizer report from ccld-trace or ccld-analyzer"

@@ -8,17 +8,19 @@
 # (--pattern pytorch), must give the right class and culprit within the
 # stall threshold + 2 s of the attach; the capture replays to the same.
 # Once more with NCCL_RAS_ENABLE=0 (no comm array: the memory scan).
-# CCLD_LATE_ONLY=name runs one scenario (e.g. gpustall-pytorch).
+# CCLD_SCENARIO=name runs one scenario (e.g. gpustall-pytorch).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 STALL=${CCLD_TEST_STALL:-3}
+# a failed scenario's capture is replayed with these (tests/lib.sh)
+SCENARIO_REPLAY_ARGS="--stall $STALL"
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 20 --steps 100000 --timeout 120)
 
 # scenario NAME PATTERN "JOB ARGS" "CHECK ARGS" [fault env]
 scenario() {
 	local name=$1-$2${RAS:+-ras$RAS} pattern=$2 jobargs=$3 checkargs=$4 fault=${5:-}
-	[ -n "${CCLD_LATE_ONLY:-}" ] && [ "$CCLD_LATE_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids"
 	# shellcheck disable=SC2086
 	NCCL_RAS_ENABLE=${RAS:-1} CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" \

@@ -8,7 +8,7 @@
 # s) of the attach.  The capture replays to the same.  (Where the CPUs run
 # ahead of their GPUs, --pattern pytorch, no round's starts are known
 # without step hooks: docs/slow.md says what is named there, and when.)
-# CCLD_ASLOW_ONLY=name runs one scenario.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -31,7 +31,7 @@ EOF
 # scenario NAME "JOB ARGS" CULPRIT
 scenario() {
 	local name=$1 jobargs=$2 culprit=$3
-	[ -n "${CCLD_ASLOW_ONLY:-}" ] && [ "$CCLD_ASLOW_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids"
 	# shellcheck disable=SC2086
 	start_job "${BASE[@]}" $jobargs

@@ -4,17 +4,19 @@
 # after init and a short stall threshold; check_verdict.py asserts class,
 # communicator, seq, culprit set and detection latency against the job's own
 # call log.  Every scenario is recorded and replayed: the same verdicts.
-# CCLD_HANG_ONLY=name runs one scenario.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 STALL=${CCLD_TEST_STALL:-3}
+# a failed scenario's capture is replayed with these (tests/lib.sh)
+SCENARIO_REPLAY_ARGS="--stall $STALL"
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 5 --timeout 120)
 
 # scenario NAME "JOB ARGS" "CHECK ARGS" [fault env] [action]
 scenario() {
 	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-} action=${5:-}
-	[ -n "${CCLD_HANG_ONLY:-}" ] && [ "$CCLD_HANG_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
 	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" $jobargs --wait-start "$TMP/go"

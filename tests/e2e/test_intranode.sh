@@ -5,7 +5,7 @@
 # ops, no profiler proxy hooks) while DP, PP and the world cross hosts over
 # the network.  Every scenario must name the right class and culprit, and
 # no verdict on a TP comm may rest on proxy data (evidence_tiers: A/B only).
-# CCLD_INTRA_ONLY=name runs one scenario.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -15,7 +15,7 @@ HOSTS=(--ranks-per-host 2)
 # hang NAME "JOB ARGS" "CHECK ARGS" [fault env]
 hang() {
 	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-}
-	[ -n "${CCLD_INTRA_ONLY:-}" ] && [ "$CCLD_INTRA_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
 	CCLD_SIM_FAULT=$fault start_job --ranks 8 --tp 2 --pp 2 --compute-ms 5 --timeout 120 \
@@ -56,7 +56,7 @@ hang netstall "--steps 100000" \
 # one (the other TP comms were culprit-less S2 roots before).
 slow() {
 	local name=$1 steps=$2 jobargs=$3 checkargs=$4
-	[ -n "${CCLD_INTRA_ONLY:-}" ] && [ "$CCLD_INTRA_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
 	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120 \

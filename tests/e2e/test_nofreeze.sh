@@ -11,7 +11,7 @@
 # continues the ranks after --stop-timeout.  Last, --stop-new with a working
 # agent: the ranks are stopped until attached, and a second job on the same
 # (probed) library file is not stopped at all.  Each job must finish.
-# CCLD_NOFREEZE_ONLY=name runs one scenario.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -99,9 +99,7 @@ reaper_exits() {
 			"/proc/$pid/wchan" 2>&1) $(grep reaper "$TMP/$1.err")"
 }
 
-only() {
-	[ -z "${CCLD_NOFREEZE_ONLY:-}" ] || [ "$CCLD_NOFREEZE_ONLY" = "$1" ]
-}
+only() { begin_scenario "$1"; }
 
 new_job_dir() {
 	rm -rf "$TMP/log" "$TMP/pids"

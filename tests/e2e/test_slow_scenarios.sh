@@ -4,7 +4,7 @@
 # culprit, detection within 3 iterations of the onset and recovery within
 # 3 iterations of the end, against the steps the fault was given.  Every
 # scenario is recorded and replayed: the same verdicts.
-# CCLD_SLOW_ONLY=name runs one scenario.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -13,6 +13,8 @@ BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120)
 # these scenarios check CCL-D's 3-iteration rule on 30 ms steps: no minimum
 # wall time (its default, 2 s, has its own scenarios: test_slow_noise.sh)
 SLOWOPT=(--slow-min-s 0)
+# a failed scenario's capture is replayed with these (tests/lib.sh)
+SCENARIO_REPLAY_ARGS="--slow-min-s 0"
 
 # slow_digest CAPTURE: what the slow detector saw, for a failure's log
 # (the recording replayed with the analyzer's debug lines, summarised)
@@ -29,7 +31,7 @@ slow_digest() {
 scenario() {
 	local name=$1 steps=$2 jobargs=$3 checkargs=$4 fault=${5:-} net_us=${6:-20}
 	local hiccup=${7:-}
-	[ -n "${CCLD_SLOW_ONLY:-}" ] && [ "$CCLD_SLOW_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
 	CCLD_SIM_NET_US=$net_us CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" --steps "$steps" \

@@ -4,7 +4,7 @@
 # --node nodeA -p ranks 0-3, --node nodeB -p ranks 4-7) and one
 # ccld-analyzer.  The hang and slow scenarios give the verdicts of
 # single-node tracing, with the culprit's node and pid; a wrong Redis URL
-# gives one clear line.  CCLD_FLEET_ONLY=name runs one scenario.
+# gives one clear line.  CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -92,7 +92,7 @@ stop_analyzer() {
 # scenario NAME "JOB ARGS" "CHECK ARGS" [fault env]
 scenario() {
 	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-}
-	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	redis-cli -p "$PORT" flushall >/dev/null
 	# shellcheck disable=SC2086
@@ -125,7 +125,7 @@ scenario netstall "--steps 100000" "--class H3 --culprits 6 --state not_delivere
 # recovery
 slow_restart() {
 	local name=compute
-	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	redis-cli -p "$PORT" flushall >/dev/null
 	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120 \
@@ -163,7 +163,7 @@ slow_restart
 # agent and of the analyzer parse as Prometheus text with the numbers.
 outage() {
 	local name=outage
-	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	redis-cli -p "$PORT" flushall >/dev/null
 	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
@@ -214,7 +214,7 @@ outage
 # the analyzer names it within the stall threshold + 2 s of their start
 late() {
 	local name=late last=-1 now same=0 i t0
-	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	redis-cli -p "$PORT" flushall >/dev/null
 	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
@@ -250,7 +250,7 @@ late
 # a root there: docs/fleet.md "Replicas")
 replicas() {
 	local name=replicas a b
-	[ -n "${CCLD_FLEET_ONLY:-}" ] && [ "$CCLD_FLEET_ONLY" != "$name" ] && return 0
+	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	redis-cli -p "$PORT" flushall >/dev/null
 	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
