@@ -11,18 +11,21 @@
 #    ~60 steps apart, their captures replayed together give the same, and
 #    p2p counters that started at different moments never make a verdict
 #    of their own (the job is healthy: none may come);
-#  - faults after the attach: H1 (skipped p2p group, CPU hang), H2 (count
-#    mismatch), H3 (network stall) and S1 (3x compute) with the right class
-#    and culprit, also where the ranks were attached at different times.
-# CCLD_MIDRUN_ONLY=name runs one scenario.
+#  - faults after the attach: H1 (skipped p2p group), H3 (network stall)
+#    and S1 (4x compute, PyTorch pattern) with the right class and culprit,
+#    and H1 and H2 (count mismatch) where the ranks were attached at
+#    different times.
+# CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 STALL=${CCLD_TEST_STALL:-3}
+# a failed scenario's capture is replayed with these (tests/lib.sh)
+SCENARIO_REPLAY_ARGS="--stall $STALL --slow-min-s 0"
 BASE=(--ranks 8 --tp 2 --pp 2 --timeout 120 -v)
 ATTACH_STEP=60
 
-only() { [ -z "${CCLD_MIDRUN_ONLY:-}" ] || [ "$CCLD_MIDRUN_ONLY" = "$1" ]; }
+only() { begin_scenario "$1"; }
 mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 # past_step R S: rank R finished step S (the job runs with -v)
 past_step() {
@@ -125,7 +128,7 @@ hang() {
 	only "$name" || return 0
 	# shellcheck disable=SC2086
 	new_job --steps 100000 --compute-ms 5 $jobargs
-	start_tracer "$name" -p "$(pids_of 1)" --json --stall "$STALL"
+	start_tracer "$name" -p "$(pids_of 1)" --json --stall "$STALL" -o "$TMP/$name.ccld"
 	before_step "$frank" "$fstep"
 	WAIT_S=$((STALL + 40)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
 		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.err")"
@@ -160,14 +163,15 @@ calls calls-pytorch pytorch
 subset subset-calls "--steps 1800 --compute-ms 5" ""
 # faults at step 400: the attach (at step 60) is long done by then
 hang skip-pp 5 400 "--skip 5:400:pp" "--class H1 --culprits 5 --kind pp --seq none"
-hang cpu-hang 2 400 "--hang 2:400" "--class H1 --culprits 2 --kind tp"
-hang count 3 400 "--mismatch 3:400:count" "--class H2 --culprits 3 --kind world"
+# (a CPU hang and a count mismatch are test_hang_scenarios.sh's cpu-hang and
+# count; the mid-run attach adds nothing to them that skip-pp, netstall and
+# the subset scenarios do not test)
 # rank 3's network stops: the first stuck flow is its data sent and never
 # delivered, or a peer's send toward it without credit (not transmitted,
 # the receiver's cause), depending on where the stall caught each proxy
 FAULT="netstall rank=3 after_ms=7000" \
 	hang netstall 3 100000 "" "--class H3 --culprits 3 --state not_delivered,not_transmitted"
-slow compute "--steps 400 --slow 2:260:3:60" "--class S1 --culprits 2 --onset 260 --until 320"
+# (the plain pattern's S1 is test_slow_scenarios.sh's compute)
 # PyTorch pattern: 4x, not 3x.  At 3x rank 2's TP comm (the direct one) is
 # only R 1.4-2.0 over thresholds up to 1.5 (cv 0.25 from the 10 ms jitter),
 # while its DP comms, which wait for it, are R 7-25: in 2 of 47 runs a TP
