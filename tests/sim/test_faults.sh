@@ -57,10 +57,19 @@ stall netstall "rank 1 opCount [0-9a-f]+ (send peer [023] ch [0-9]+ nsteps [0-9]
 # received is never consumed (depending on where in the kernel it stopped)
 stall gpustall "rank 1 opCount [0-9a-f]+ (send peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted 0 received 0 done 0|recv peer [023] ch [0-9]+ nsteps [0-9]+ posted [1-9][0-9]* transmitted [1-9][0-9]* received [1-9][0-9]* done 0 \\(gpu 0)"
 
-# --- slowdowns: mean step time of rank 0 (rank 1 is the slow one)
+# --- slowdowns: mean step time of rank 0 (rank 1 is the slow one), the
+# smallest of 3 runs: another process on the machine can only add time (one
+# 100 ms pause in 30 steps of 1.3 ms made a base of 5.5 ms and a ratio of
+# 2.4 in a CI run), so the least disturbed run is the measurement
 mean_step() {	# env assignments...
-	env "$@" "$JOB" --ranks 2 --steps 30 --compute-ms 0 2>&1 |
-		sed -n 's/^rank 0 pid.*mean step \([0-9.]*\) ms.*/\1/p'
+	local i m best=
+	for i in 1 2 3; do
+		m=$(env "$@" "$JOB" --ranks 2 --steps 30 --compute-ms 0 2>&1 |
+			sed -n 's/^rank 0 pid.*mean step \([0-9.]*\) ms.*/\1/p')
+		[ -n "$m" ] || return 0
+		best=$(awk -v a="$m" -v b="$best" 'BEGIN { print (b == "" || a < b) ? a : b }')
+	done
+	echo "$best"
 }
 slow() {	# kind knob
 	local base slowed ratio
