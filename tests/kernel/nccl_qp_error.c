@@ -67,7 +67,12 @@ int main(int argc, char **argv)
 	NCCLOK(ncclGetUniqueId(&id));
 	NCCLOK(ncclCommInitRank(&comm, 1, id, 0));
 	allreduce(comm, buf, s, 10);
-	sleep(1);
+	/*
+	 * ccld-trace --all puts a process into its filter once every probe
+	 * of its (newly loaded) library is in, which takes seconds in the
+	 * emulated guest; a QP error before that is an untraced process's
+	 */
+	sleep(4);
 	ctx = qp_to_error();
 	allreduce(comm, buf, s, 10);
 	sleep(sleep_s);

@@ -57,13 +57,14 @@ run() {
 attributed() {
 	say "=== attributed"
 	rdma link add rxe0 type rxe netdev eth0 || say "rdma link add failed"
-	"$TOP/build/bin/ccld-trace" --all --json -o $S/rdma.ccld --duration 240 \
+	"$TOP/build/bin/ccld-trace" --all -v --json -o $S/rdma.ccld --duration 240 \
 		>$S/trace.out 2>$S/trace.err &
 	tracer=$!
 	sleep 8
 	"$TOP/build/tests/kernel/nccl_qp_error" 10 &
 	job=$!
-	sleep 6
+	# after its QP error (4 s after its init), while it sleeps
+	sleep 9
 	ip link set eth0 down; sleep 2; ip link set eth0 up
 	wait $job
 	sleep 2
