@@ -50,6 +50,18 @@ static struct ibv_context *qp_to_error(void)
 	return ctx;	/* kept open: port events are attributed by device */
 }
 
+static void wait_for_go(const char *path)
+{
+	int i;
+
+	if (!path) {
+		sleep(4);
+		return;
+	}
+	for (i = 0; i < 600 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
 int main(int argc, char **argv)
 {
 	int sleep_s = argc > 1 ? atoi(argv[1]) : 10;
@@ -70,9 +82,11 @@ int main(int argc, char **argv)
 	/*
 	 * ccld-trace --all puts a process into its filter once every probe
 	 * of its (newly loaded) library is in, which takes seconds in the
-	 * emulated guest; a QP error before that is an untraced process's
+	 * emulated guest; a QP error before that is an untraced process's.
+	 * CCLD_QP_GO=FILE: wait (60 s at most) until FILE exists: the guest
+	 * script creates it once the tracer says the probes are in
 	 */
-	sleep(4);
+	wait_for_go(getenv("CCLD_QP_GO"));
 	ctx = qp_to_error();
 	allreduce(comm, buf, s, 10);
 	sleep(sleep_s);

@@ -61,10 +61,17 @@ attributed() {
 		>$S/trace.out 2>$S/trace.err &
 	tracer=$!
 	sleep 8
-	"$TOP/build/tests/kernel/nccl_qp_error" 10 &
+	CCLD_QP_GO=$S/qp.go "$TOP/build/tests/kernel/nccl_qp_error" 10 &
 	job=$!
-	# after its QP error (4 s after its init), while it sleeps
-	sleep 9
+	# its QP error once the tracer has its probes in (-v says so), then
+	# the port down while it sleeps with the device open
+	for _ in $(seq 600); do
+		grep -q "attached [0-9]* probes to .*libnccl" $S/trace.err && break
+		sleep 0.1
+	done
+	sleep 1
+	touch $S/qp.go
+	sleep 4
 	ip link set eth0 down; sleep 2; ip link set eth0 up
 	wait $job
 	sleep 2
