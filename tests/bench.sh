@@ -5,6 +5,9 @@
 #     when /usr/local/cuda/lib/libnccl.so.2 exists)
 #  2. replay throughput in records/s (a recording of (1) replayed)
 #  3. capture reader/writer throughput (build/tests/bench/bench_capture)
+#  4. fleet analyzer load (tests/bench/fleet_load.py)
+#  5. ccld-trace -p's start and exit on the 8-rank stand-in, with uprobe_multi
+#     links and with one perf-event uprobe per probe (CCLD_NO_UPROBE_MULTI=1)
 set -u
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -50,3 +53,37 @@ if [ -x build/tests/bench/fleet_load ] && command -v redis-server >/dev/null; th
 	echo "fleet load (tests/bench/fleet_load.py):"
 	python3 tests/bench/fleet_load.py | sed 's/^/  /'
 fi
+# 5. start (run to "tracing") and exit (SIGINT to gone) of ccld-trace -p,
+#    2 runs of each link kind, alternated
+link_times() {
+	local mode=$1 job pids t0 t1 t2 t3 tr links
+	rm -f "$TMP/pids"
+	build/bin/ccld-simjob --ranks 8 --tp 2 --pp 2 --steps 100000 --compute-ms 5 \
+		--timeout 60 --pidfile "$TMP/pids" >/dev/null 2>&1 &
+	job=$!
+	for _ in $(seq 100); do [ -f "$TMP/pids" ] && [ "$(wc -l <"$TMP/pids")" = 8 ] && break; sleep 0.1; done
+	pids=$(awk '{print $2}' "$TMP/pids" | paste -sd, -)
+	t0=$(date +%s%N)
+	if [ "$mode" = perf ]; then
+		CCLD_NO_UPROBE_MULTI=1 $BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
+	else
+		$BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
+	fi
+	tr=$!
+	for _ in $(seq 600); do grep -qs tracing "$TMP/lt.err" && break; sleep 0.01; done
+	t1=$(date +%s%N)
+	sleep 2
+	links=$(ls -l "/proc/$tr/fd" 2>/dev/null | grep -c 'bpf_link\|perf_event')
+	t2=$(date +%s%N)
+	kill -INT "$tr"
+	wait "$tr"
+	t3=$(date +%s%N)
+	kill "$job" 2>/dev/null
+	wait "$job" 2>/dev/null
+	printf '  %-6s start %5d ms, exit %5d ms, %3d link/perf-event fds\n' "$mode" \
+		$(((t1 - t0) / 1000000)) $(((t3 - t2) / 1000000)) "$links"
+}
+echo "ccld-trace -p on the 8-rank stand-in: start and exit"
+for mode in multi perf multi perf; do
+	link_times "$mode"
+done

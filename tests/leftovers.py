@@ -9,7 +9,8 @@ Prints one line per leftover and exits 1 if there is any, 0 if none:
   --exe-under DIR processes whose executable lies under DIR (ccld-trace,
                   ccld-analyzer, the stand-in job and its ranks)
   --bpf           ccld's BPF programs still loaded, and uprobes or kprobes
-                  that run one of them (bpftool); a ccld program is one whose
+                  (perf events or uprobe_multi links) that run one of them
+                  (bpftool); a ccld program is one whose
                   name is a program of build/bpf/*.bpf.o
   --kill          SIGKILL the leftover processes before reporting them
   --wait S        look again every 0.1 s for up to S seconds until nothing is
@@ -104,6 +105,12 @@ def leftover_bpf():
             where = e.get("filename") or e.get("func") or e.get("tracepoint") or "?"
             lines.append(f"{e.get('fd_type', 'probe')} on {where} running {progs[e['prog_id']]['name']}"
                          f" (pid {e.get('pid', '?')})")
+    # uprobe_multi links are links, not perf events (bpftool 7.1 calls
+    # their type 12)
+    for l in bpftool_json("link", "show"):
+        if l.get("prog_id") in progs and l.get("type") not in ("perf_event", "raw_tracepoint"):
+            lines.append(f"link {l.get('id')} (type {l.get('type')}) running "
+                         f"{progs[l['prog_id']]['name']}")
     return lines
 
 

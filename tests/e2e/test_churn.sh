@@ -7,7 +7,7 @@
 # whose rank gets the pid of an earlier job's rank (pid reuse, forced
 # through ns_last_pid).  After each round and the agent's forget delay
 # (--forget 10; 30 s by default, as in make soak): no process tracked, the metric series back to those of the idle
-# agent, open files (each uprobe is one) as after the first round (the
+# agent, open files (each uprobe link is one) as after the first round (the
 # second round's libraries detached), and the second round no larger in
 # RSS than the first.  The reused pid is traced as the new process it is.
 # make soak runs the first kind of round for 30 minutes.
@@ -76,7 +76,9 @@ for _ in $(seq 50); do
 	[ "$procs" = 2 ] && break
 	sleep 0.2
 done
-[ "$procs" = 2 ] || fail "pid $reused reused: the agent tracks $procs processes, not 2"
+[ "$procs" = 2 ] || fail "pid $reused reused: the agent tracks $procs processes, not 2" \
+	"(job A's ranks $a_pids, job B's $b_pids; the stand-in's processes now:" \
+	"$(ps -o pid=,ppid=,stat=,lstart=,args= -p "$(pgrep -d, -f ccld-simjob)" | cut -c1-120))"
 echo "pid $reused of job A's ranks ($a_pids) reused by job B ($b_pids): both ranks traced"
 stop_job "$JOB"
 wait "$JOB" 2>/dev/null

@@ -135,6 +135,7 @@ static int load_cuda(struct tracer *t)
 		       t->cuda_skel->maps.entries))
 		return -1;
 	t->cuda_skel->rodata->filter_pids = !t->o->all;
+	ulink_prepare(t->cuda_skel->obj);
 	ret = cuda_bpf__load(t->cuda_skel);
 	if (ret) {
 		fprintf(stderr, "ccld-trace: cannot load tier B BPF programs: %s\n",
@@ -158,6 +159,7 @@ static int load_proxy(struct tracer *t)
 		       t->proxy_skel->maps.pid_drops, t->proxy_skel->maps.pid_filter, NULL))
 		return -1;
 	t->proxy_skel->rodata->filter_pids = !t->o->all;
+	ulink_prepare(t->proxy_skel->obj);
 	ret = proxy_bpf__load(t->proxy_skel);
 	if (ret) {
 		fprintf(stderr, "ccld-trace: cannot load tier C BPF programs: %s\n",
@@ -244,6 +246,7 @@ int tr_setup(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "ccld-trace: main ring buffer: %lu bytes\n", o->ring_size);
 	}
+	ulink_prepare(t->skel->obj);
 	ret = nccl_api_bpf__load(t->skel);
 	if (ret) {
 		fprintf(stderr, "ccld-trace: cannot load BPF programs: %s%s\n",
@@ -254,6 +257,11 @@ int tr_setup(struct tracer *t)
 		return -1;
 	if (load_cuda(t) || load_proxy(t) || load_rdma(t))
 		return -1;
+	if (o->verbose)
+		fprintf(stderr, "ccld-trace: uprobes: %s\n", ulink_multi_supported() ?
+			"uprobe_multi links (one per program and file)" :
+			"one perf-event uprobe per probe (this kernel has no uprobe_multi"
+			" links, or CCLD_NO_UPROBE_MULTI is set)");
 	t->att.skel = t->skel;
 	t->att.cuda_skel = t->cuda_skel;
 	t->att.proxy_skel = t->proxy_skel;

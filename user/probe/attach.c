@@ -69,39 +69,15 @@ static struct bpf_program *entry_prog(struct nccl_api_bpf *skel, int fn)
 	return NULL;
 }
 
-static int add_link(struct traced_lib *lib, struct bpf_link *l)
+/* the probes of batch B on LIB, for every process */
+static int attach_batch(struct traced_lib *lib, struct ubatch *b, char *err, size_t errlen)
 {
-	struct bpf_link **n = realloc(lib->links, (lib->nlinks + 1) * sizeof(*n));
+	int before = lib->nlinks, ret, i;
 
-	if (!n)
-		return -ENOMEM;
-	lib->links = n;
-	lib->links[lib->nlinks++] = l;
-	return 0;
-}
-
-static int attach_one(struct attacher *a, struct traced_lib *lib,
-		      struct bpf_program *prog, long off, __u64 cookie,
-		      bool retprobe, const char *sym, char *err, size_t errlen)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie,
-		    .retprobe = retprobe);
-	struct bpf_link *l;
-	int ret;
-
-	l = bpf_program__attach_uprobe_opts(prog, -1, lib->path, off, &opts);
-	if (!l) {
-		ret = -errno;
-		/* CAP_PERFMON was enough only on 5.8 .. the CVE-2025-38466 fix */
-		snprintf(err, errlen, "cannot attach %s%s to %s: %s%s",
-			 retprobe ? "uretprobe " : "uprobe ", sym, lib->path,
-			 strerror(-ret), ret == -EACCES || ret == -EPERM ?
-			 " (the kernel allows uprobes to CAP_SYS_ADMIN only)" : "");
-		return ret;
-	}
-	ret = add_link(lib, l);
-	if (ret)
-		bpf_link__destroy(l);
+	ret = ubatch_attach(b, lib->path, -1, &lib->links, &lib->nlinks, err, errlen);
+	for (i = before; i < lib->nlinks; i++)
+		lib->nprobes += lib->links[i].nprobes;
+	ubatch_free(b);
 	return ret;
 }
 
@@ -129,13 +105,14 @@ static int attach_lib(struct attacher *a, struct traced_lib *lib,
 	__u32 slot = lib->slot;
 	int i, ret;
 
+	struct ubatch b = {};
+
 	ret = store_comm_layout(a, lib, err, errlen);
 	if (ret)
 		return ret;
 	for (i = 0; i < nccl_hooks_n; i++) {
 		const struct hook_def *h = &nccl_hooks[i];
 		__u64 cookie = ((__u64)slot << 16) | h->fn;
-		struct bpf_program *prog;
 		long off;
 
 		if (h->tier != HOOK_TIER_A)
@@ -148,21 +125,24 @@ static int attach_lib(struct attacher *a, struct traced_lib *lib,
 					lib->path, h->symbol, h->feature);
 			continue;
 		}
-		prog = entry_prog(a->skel, h->fn);
-		ret = attach_one(a, lib, prog, off, cookie, false, h->symbol,
-				 err, errlen);
+		ret = ubatch_add(&b, entry_prog(a->skel, h->fn), false, (unsigned long)off,
+				 cookie, h->symbol);
 		if (!ret)
-			ret = attach_one(a, lib, a->skel->progs.api_return, off,
-					 cookie, true, h->symbol, err, errlen);
-		if (ret)
+			ret = ubatch_add(&b, a->skel->progs.api_return, true,
+					 (unsigned long)off, cookie, h->symbol);
+		if (ret) {
+			ubatch_free(&b);
+			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
+				 strerror(-ret));
 			return ret;
+		}
 	}
-	return 0;
+	return attach_batch(lib, &b, err, errlen);
 }
 
 /* Step hooks of one process (tier C, on demand). */
 struct step_links {
-	struct bpf_link **links;
+	struct ulink *links;
 	int n;
 	uint64_t since_ns;
 };
@@ -197,6 +177,7 @@ static int attach_proxy_ops(struct attacher *a, struct traced_lib *lib, char *er
 			    size_t errlen)
 {
 	__u32 slot = lib->slot;
+	struct ubatch b = {};
 	int i, ret;
 
 	if (!a->proxy_skel || !lib->layouts.proxy.valid)
@@ -210,13 +191,17 @@ static int attach_proxy_ops(struct attacher *a, struct traced_lib *lib, char *er
 	for (i = 0; i < lib->nop; i++) {
 		const struct hook_def *h = lib->op_hook[i];
 
-		ret = attach_one(a, lib, proxy_prog(a->proxy_skel, h->fn), lib->op_off[i],
-				 ((__u64)slot << 16) | h->fn, false, h->symbol,
-				 err, errlen);
-		if (ret)
+		ret = ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
+				 (unsigned long)lib->op_off[i], ((__u64)slot << 16) | h->fn,
+				 h->symbol);
+		if (ret) {
+			ubatch_free(&b);
+			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
+				 strerror(-ret));
 			return ret;
+		}
 	}
-	return 0;
+	return attach_batch(lib, &b, err, errlen);
 }
 
 /*
@@ -272,6 +257,7 @@ static struct bpf_program *cuda_entry_prog(struct cuda_bpf *skel, int fn)
 static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
 			   struct elf_syms *es, char *err, size_t errlen)
 {
+	struct ubatch b = {};
 	int i, ret;
 
 	for (i = 0; i < cuda_hooks_n; i++) {
@@ -281,16 +267,19 @@ static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
 
 		if (off < 0)
 			continue;
-		ret = attach_one(a, lib, cuda_entry_prog(a->cuda_skel, h->fn),
-				 off, cookie, false, h->symbol, err, errlen);
+		ret = ubatch_add(&b, cuda_entry_prog(a->cuda_skel, h->fn), false,
+				 (unsigned long)off, cookie, h->symbol);
 		if (!ret)
-			ret = attach_one(a, lib, a->cuda_skel->progs.cuda_return,
-					 off, cookie, true, h->symbol, err,
-					 errlen);
-		if (ret)
+			ret = ubatch_add(&b, a->cuda_skel->progs.cuda_return, true,
+					 (unsigned long)off, cookie, h->symbol);
+		if (ret) {
+			ubatch_free(&b);
+			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
+				 strerror(-ret));
 			return ret;
+		}
 	}
-	return 0;
+	return attach_batch(lib, &b, err, errlen);
 }
 
 /* libcudart.so* or libcuda.so* (the frameworks' dynamic CUDA libraries) */
@@ -435,7 +424,7 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 		ret = attach_cuda_lib(a, lib, es, err, errlen);
 		if (a->verbose)
 			fprintf(stderr, "ccld-trace: attached %d tier B probes "
-				"to %s\n", lib->nlinks, lib->path);
+				"to %s\n", lib->nprobes, lib->path);
 		return ret;
 	}
 	snprintf(lib->build_id, sizeof(lib->build_id), "%s", elfsym_build_id(es));
@@ -450,7 +439,7 @@ static int add_lib(struct attacher *a, const struct mapped_file *mf,
 		ret = attach_proxy_lib(a, lib, es, err, errlen);
 	if (a->verbose)
 		fprintf(stderr, "ccld-trace: attached %d probes to %s (NCCL %s, "
-			"build-id %s, layout %s%s%s)\n", lib->nlinks, lib->path,
+			"build-id %s, layout %s%s%s)\n", lib->nprobes, lib->path,
 			lib->version[0] ? lib->version : "?",
 			lib->build_id[0] ? lib->build_id : "none",
 			lib->table_state == TABLE_PENDING ? "table, unconfirmed" :
@@ -463,6 +452,7 @@ static int add_ldso_file(struct attacher *a, const char *path, dev_t dev,
 			 ino_t ino, char *err, size_t errlen)
 {
 	struct traced_lib *lib;
+	struct ubatch b = {};
 	long off, delta;
 	int ret;
 
@@ -472,8 +462,14 @@ static int add_ldso_file(struct attacher *a, const char *path, dev_t dev,
 	if (ret)
 		return ret;
 	lib->ldso = true;
-	ret = attach_one(a, lib, a->skel->progs.ld_debug_state, off,
-			 (__u64)delta, false, "_dl_debug_state", err, errlen);
+	ret = ubatch_add(&b, a->skel->progs.ld_debug_state, false, (unsigned long)off,
+			 (__u64)delta, "_dl_debug_state");
+	if (ret) {
+		ubatch_free(&b);
+		snprintf(err, errlen, "cannot attach to %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = attach_batch(lib, &b, err, errlen);
 	if (!ret && a->verbose)
 		fprintf(stderr, "ccld-trace: watching library loads through %s\n",
 			path);
@@ -651,53 +647,41 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 	sl->since_ns = now_ns;
 	for (i = 0; i < a->nlibs && !ret; i++) {
 		struct traced_lib *lib = a->libs[i];
+		struct ubatch b = {};
 
 		/* a library being detached: its slot goes to another soon */
 		if (!lib || lib->detaching || lib->cuda || lib->ldso || !lib->layouts.proxy.valid)
 			continue;
 		for (j = 0; j < lib->nstep && !ret; j++) {
 			const struct hook_def *h = lib->step_hook[j];
-			int fn = h->fn;
-			LIBBPF_OPTS(bpf_uprobe_opts, opts,
-				    .bpf_cookie = ((__u64)lib->slot << 16) | fn);
-			struct bpf_link *l, **nl;
 
-			l = bpf_program__attach_uprobe_opts(proxy_prog(a->proxy_skel, fn), pid,
-							    lib->path, lib->step_off[j], &opts);
-			if (!l) {
-				ret = -errno;
-				snprintf(err, errlen, "cannot attach step hook %s for pid %d: %s",
-					 h->symbol, pid, strerror(-ret));
-				break;
-			}
-			nl = realloc(sl->links, (sl->n + 1) * sizeof(*nl));
-			if (!nl) {
-				bpf_link__destroy(l);
-				ret = -ENOMEM;
-				break;
-			}
-			sl->links = nl;
-			sl->links[sl->n++] = l;
+			ret = ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
+					 (unsigned long)lib->step_off[j],
+					 ((__u64)lib->slot << 16) | h->fn, h->symbol);
+			if (ret)
+				snprintf(err, errlen, "cannot attach step hooks for pid %d: %s",
+					 pid, strerror(-ret));
 		}
+		if (!ret)
+			ret = ubatch_attach(&b, lib->path, pid, &sl->links, &sl->n, err, errlen);
+		ubatch_free(&b);
 	}
 	if (!ret)
 		ret = hmap_put(&a->step_links, key, sl);
 	if (ret) {
-		for (j = 0; j < sl->n; j++)
-			bpf_link__destroy(sl->links[j]);
+		ulink_destroy_all(sl->links, sl->n);
 		free(sl->links);
 		free(sl);
 		return ret;
 	}
-	return sl->n;
+	for (i = 0, j = 0; i < sl->n; i++)
+		j += sl->links[i].nprobes;
+	return j;
 }
 
 static void step_links_free(struct step_links *sl)
 {
-	int j;
-
-	for (j = 0; j < sl->n; j++)
-		bpf_link__destroy(sl->links[j]);
+	ulink_destroy_all(sl->links, sl->n);
 	free(sl->links);
 	free(sl);
 }
@@ -715,10 +699,7 @@ void attacher_step_hooks_off(struct attacher *a, pid_t pid, uint64_t now_ns)
 
 static void free_lib(struct traced_lib *lib)
 {
-	int j;
-
-	for (j = 0; j < lib->nlinks; j++)
-		bpf_link__destroy(lib->links[j]);
+	ulink_destroy_all(lib->links, lib->nlinks);
 	free(lib->links);
 	free(lib);
 }
@@ -750,10 +731,8 @@ struct detach_job {
 static void *detach_main(void *arg)
 {
 	struct detach_job *j = arg;
-	int k;
 
-	for (k = 0; k < j->lib->nlinks; k++)
-		bpf_link__destroy(j->lib->links[k]);
+	ulink_destroy_all(j->lib->links, j->lib->nlinks);
 	j->lib->nlinks = 0;
 	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -813,7 +792,7 @@ int attacher_release_unused(struct attacher *a, uint64_t now_ns, uint64_t after_
 		}
 		if (a->verbose)
 			fprintf(stderr, "ccld-trace: %s: no process uses it, detaching "
-				"its %d probes\n", lib->path, lib->nlinks);
+				"its %d probes\n", lib->path, lib->nprobes);
 	}
 	return n;
 }

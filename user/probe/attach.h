@@ -7,6 +7,7 @@
 #ifndef CCLD_ATTACH_H
 #define CCLD_ATTACH_H
 
+#include "ulink.h"
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,8 +42,9 @@ struct traced_lib {
 	struct nccl_layouts layouts;	/* in use (source LAYOUT_NONE: none) */
 	struct nccl_layouts table;	/* the table's candidate (table_state) */
 	enum table_state table_state;
-	struct bpf_link **links;
+	struct ulink *links;	/* ulink.h */
 	int nlinks;
+	int nprobes;		/* offsets the links cover */
 	int nmissing;		/* hook symbols absent from this build */
 	/* the transports' proxy progress functions (symbol, name: NULL here) */
 	struct progress_fn progress[MAX_PROGRESS_FNS];
