@@ -7,7 +7,7 @@
 #  3. capture reader/writer throughput (build/tests/bench/bench_capture)
 #  4. fleet analyzer load (tests/bench/fleet_load.py)
 #  5. ccld-trace -p's start and exit on the 8-rank stand-in, with uprobe_multi
-#     links and with one perf-event uprobe per probe (CCLD_NO_UPROBE_MULTI=1)
+#     links (CCLD_UPROBE_MULTI=1) and with one perf-event uprobe per probe
 set -u
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -64,8 +64,8 @@ link_times() {
 	for _ in $(seq 100); do [ -f "$TMP/pids" ] && [ "$(wc -l <"$TMP/pids")" = 8 ] && break; sleep 0.1; done
 	pids=$(awk '{print $2}' "$TMP/pids" | paste -sd, -)
 	t0=$(date +%s%N)
-	if [ "$mode" = perf ]; then
-		CCLD_NO_UPROBE_MULTI=1 $BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
+	if [ "$mode" = multi ]; then
+		CCLD_UPROBE_MULTI=1 $BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
 	else
 		$BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
 	fi

@@ -260,8 +260,10 @@ int tr_setup(struct tracer *t)
 	if (o->verbose)
 		fprintf(stderr, "ccld-trace: uprobes: %s\n", ulink_multi_supported() ?
 			"uprobe_multi links (one per program and file)" :
-			"one perf-event uprobe per probe (this kernel has no uprobe_multi"
-			" links, or CCLD_NO_UPROBE_MULTI is set)");
+			ulink_multi_kernel() ? "one perf-event uprobe per probe"
+			" (CCLD_UPROBE_MULTI=1 makes uprobe_multi links)" :
+			"one perf-event uprobe per probe (this kernel has no"
+			" uprobe_multi links)");
 	t->att.skel = t->skel;
 	t->att.cuda_skel = t->cuda_skel;
 	t->att.proxy_skel = t->proxy_skel;

@@ -83,14 +83,20 @@ static int probe_multi(void)
 	return fd == -ENOENT;
 }
 
-bool ulink_multi_supported(void)
+bool ulink_multi_kernel(void)
 {
 	static int multi = -1;
-	const char *no = getenv("CCLD_NO_UPROBE_MULTI");
 
 	if (multi < 0)
-		multi = no && *no && strcmp(no, "0") ? 0 : probe_multi();
+		multi = probe_multi();
 	return multi;
+}
+
+bool ulink_multi_supported(void)
+{
+	const char *on = getenv("CCLD_UPROBE_MULTI");
+
+	return on && !strcmp(on, "1") && ulink_multi_kernel();
 }
 
 void ulink_prepare(struct bpf_object *obj)

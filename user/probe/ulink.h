@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Uprobe links, grouped.  Where the kernel has uprobe_multi links (6.6+),
- * every offset of one file that runs the same program (entry or return,
- * one PID or all) is one link, made with a raw BPF_LINK_CREATE (Debian 12's
- * libbpf 1.1 cannot make one); else one perf-event uprobe per offset, as
- * libbpf makes them.  Why: the kernel waits for an RCU grace period for
- * every perf-event uprobe it removes, one at a time (about 100 ms each on
- * the machines measured: a tracer with 60 probes took 4-8 s to exit), and
- * once per multi link, which can be closed at once from several threads.
+ * Uprobe links, grouped.  With CCLD_UPROBE_MULTI=1, where the kernel has
+ * uprobe_multi links (6.6+), every offset of one file that runs the same
+ * program (entry or return, one PID or all) is one link, made with a raw
+ * BPF_LINK_CREATE (Debian 12's libbpf 1.1 cannot make one); else one
+ * perf-event uprobe per offset, as libbpf makes them.  Why: the kernel
+ * waits for an RCU grace period for every perf-event uprobe it removes,
+ * one at a time (about 100 ms each on the machines measured: a tracer with
+ * 46 probes takes 4-5 s to exit), and once per multi link, which can be
+ * closed at once from several threads.  Not the default yet: measured
+ * here, a traced call costs more through multi links (real NCCL 9.0 us
+ * against 6.5) and test_trace_tcp_loss failed 2 of 4 runs with them, 0 of
+ * 8 without (docs/numbers.md).
  */
 #ifndef CCLD_ULINK_H
 #define CCLD_ULINK_H
@@ -30,8 +34,10 @@ struct ulink {
 /*
  * Does the kernel make uprobe_multi links?  Probed once (a trivial program
  * and a link to a file that does not exist: ENOENT where the kernel knows
- * the link type, EINVAL where not).  CCLD_NO_UPROBE_MULTI=1 says no.
+ * the link type, EINVAL where not).
  */
+bool ulink_multi_kernel(void);
+/* ... and are they to be used (CCLD_UPROBE_MULTI=1)? */
 bool ulink_multi_supported(void);
 
 /*
