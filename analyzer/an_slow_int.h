@@ -97,14 +97,6 @@ struct an_slow {
 	uint32_t *arr_held;	/* [nranks] ... its GPU coming straight from an op of
 				 * another comm that ended late (a cascade of it) */
 	uint64_t *arr_holder;	/* [nranks] ... that comm, the latest */
-	/*
-	 * [nranks] sampled rounds in which the rank's send steps advanced, and
-	 * its step count at the latest sampled round: the rounds its link
-	 * carried (a rank's sends cross the network in some of a comm's ops
-	 * only, and the hooks take a while to be in for every rank)
-	 */
-	uint32_t *samp_net_rounds;
-	uint64_t *samp_steps_seen;
 	uint64_t samp_next;	/* no sample of this comm before (host clock) */
 	uint64_t defer_t0;	/* a sample waits for a neighbour since, 0 */
 	bool samp_defer;	/* ... a CCL-D onset's, for the round in pend */

@@ -51,14 +51,11 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	s->arr_gap = calloc((size_t)nranks, sizeof(*s->arr_gap));
 	s->arr_held = calloc((size_t)nranks, sizeof(*s->arr_held));
 	s->arr_holder = calloc((size_t)nranks, sizeof(*s->arr_holder));
-	s->samp_net_rounds = calloc((size_t)nranks, sizeof(*s->samp_net_rounds));
-	s->samp_steps_seen = calloc((size_t)nranks, sizeof(*s->samp_steps_seen));
 	s->arr_rank = s->rise_rank = -1;
 	for (i = 0; i < PEER_UNDECIDED; i++)
 		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
 			return false;
-	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder &&
-	       s->samp_net_rounds && s->samp_steps_seen;
+	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder;
 }
 
 void slow_nohist_free(struct an_slow *s)
@@ -73,8 +70,6 @@ void slow_nohist_free(struct an_slow *s)
 	free(s->arr_gap);
 	free(s->arr_held);
 	free(s->arr_holder);
-	free(s->samp_net_rounds);
-	free(s->samp_steps_seen);
 }
 
 /*
@@ -115,15 +110,10 @@ static int32_t last_arriver(const struct an_comm *c, const struct slow_round *rd
 void slow_sampled_round(struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
-	int32_t last, k;
+	int32_t last;
 	double gap;
 
 	s->samp_rounds++;
-	for (k = 0; k < c->nranks; k++) {
-		if (c->r[k].net_steps != s->samp_steps_seen[k])
-			s->samp_net_rounds[k]++;
-		s->samp_steps_seen[k] = c->r[k].net_steps;
-	}
 	if (rd->narr < (uint32_t)c->nranks || (last = last_arriver(c, rd, &gap)) < 0)
 		return;
 	s->arr_rounds++;
@@ -165,8 +155,7 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 /*
  * What C's step sample explains of a slowdown that added EXTRA_NS to its
  * rounds: a rank whose send steps spend twice the others' time in the
- * network, where that accounts for a quarter of the extra at least (per
- * round its link carried: samp_net_rounds) (S2:
+ * network, where that accounts for a quarter of the extra at least (S2:
  * *a, *b its and the others' ms per step); else a rank whose GPU reaches
  * the ops last (S1: *a its share of the rounds, *b its mean lead); else 0.
  */
@@ -180,10 +169,9 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 	*rank = -1;
 	if (s->have_srate)
 		slow_sampled_s2(c, rank, &rate, &med, &z, &lat, &lat_med);
-	if (*rank >= 0 && s->samp_net_rounds[*rank]) {
+	if (*rank >= 0 && s->samp_rounds) {
 		k = *rank;
-		steps = ((double)c->r[k].net_steps - s->net0[3 * k + 2]) /
-			s->samp_net_rounds[k];
+		steps = ((double)c->r[k].net_steps - s->net0[3 * k + 2]) / s->samp_rounds;
 	}
 	if (*rank >= 0 && slow_net_outlier(lat, lat_med) &&
 	    (!(extra_ns > 0) || (lat - lat_med) * steps >= 0.25 * extra_ns)) {

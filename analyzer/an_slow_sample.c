@@ -172,8 +172,6 @@ static void sample_go(struct an *an, struct an_comm *c)
 		s->net0[3 * k] = c->r[k].net_ns;
 		s->net0[3 * k + 1] = c->r[k].net_bytes;
 		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
-		s->samp_net_rounds[k] = 0;
-		s->samp_steps_seen[k] = c->r[k].net_steps;
 	}
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
