@@ -125,17 +125,10 @@ static int attach_lib(struct attacher *a, struct traced_lib *lib,
 					lib->path, h->symbol, h->feature);
 			continue;
 		}
-		ret = ubatch_add(&b, entry_prog(a->skel, h->fn), false, (unsigned long)off,
-				 cookie, h->symbol);
-		if (!ret)
-			ret = ubatch_add(&b, a->skel->progs.api_return, true,
-					 (unsigned long)off, cookie, h->symbol);
-		if (ret) {
-			ubatch_free(&b);
-			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
-				 strerror(-ret));
-			return ret;
-		}
+		ubatch_add(&b, entry_prog(a->skel, h->fn), false, (unsigned long)off, cookie,
+			   h->symbol);
+		ubatch_add(&b, a->skel->progs.api_return, true, (unsigned long)off, cookie,
+			   h->symbol);
 	}
 	return attach_batch(lib, &b, err, errlen);
 }
@@ -178,7 +171,7 @@ static int attach_proxy_ops(struct attacher *a, struct traced_lib *lib, char *er
 {
 	__u32 slot = lib->slot;
 	struct ubatch b = {};
-	int i, ret;
+	int i;
 
 	if (!a->proxy_skel || !lib->layouts.proxy.valid)
 		return 0;
@@ -191,15 +184,8 @@ static int attach_proxy_ops(struct attacher *a, struct traced_lib *lib, char *er
 	for (i = 0; i < lib->nop; i++) {
 		const struct hook_def *h = lib->op_hook[i];
 
-		ret = ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
-				 (unsigned long)lib->op_off[i], ((__u64)slot << 16) | h->fn,
-				 h->symbol);
-		if (ret) {
-			ubatch_free(&b);
-			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
-				 strerror(-ret));
-			return ret;
-		}
+		ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
+			   (unsigned long)lib->op_off[i], ((__u64)slot << 16) | h->fn, h->symbol);
 	}
 	return attach_batch(lib, &b, err, errlen);
 }
@@ -258,7 +244,7 @@ static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
 			   struct elf_syms *es, char *err, size_t errlen)
 {
 	struct ubatch b = {};
-	int i, ret;
+	int i;
 
 	for (i = 0; i < cuda_hooks_n; i++) {
 		const struct cuda_hook_def *h = &cuda_hooks[i];
@@ -267,17 +253,10 @@ static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
 
 		if (off < 0)
 			continue;
-		ret = ubatch_add(&b, cuda_entry_prog(a->cuda_skel, h->fn), false,
-				 (unsigned long)off, cookie, h->symbol);
-		if (!ret)
-			ret = ubatch_add(&b, a->cuda_skel->progs.cuda_return, true,
-					 (unsigned long)off, cookie, h->symbol);
-		if (ret) {
-			ubatch_free(&b);
-			snprintf(err, errlen, "cannot attach to %s: %s", lib->path,
-				 strerror(-ret));
-			return ret;
-		}
+		ubatch_add(&b, cuda_entry_prog(a->cuda_skel, h->fn), false,
+			   (unsigned long)off, cookie, h->symbol);
+		ubatch_add(&b, a->cuda_skel->progs.cuda_return, true, (unsigned long)off,
+			   cookie, h->symbol);
 	}
 	return attach_batch(lib, &b, err, errlen);
 }
@@ -462,13 +441,8 @@ static int add_ldso_file(struct attacher *a, const char *path, dev_t dev,
 	if (ret)
 		return ret;
 	lib->ldso = true;
-	ret = ubatch_add(&b, a->skel->progs.ld_debug_state, false, (unsigned long)off,
-			 (__u64)delta, "_dl_debug_state");
-	if (ret) {
-		ubatch_free(&b);
-		snprintf(err, errlen, "cannot attach to %s: %s", path, strerror(-ret));
-		return ret;
-	}
+	ubatch_add(&b, a->skel->progs.ld_debug_state, false, (unsigned long)off,
+		   (__u64)delta, "_dl_debug_state");
 	ret = attach_batch(lib, &b, err, errlen);
 	if (!ret && a->verbose)
 		fprintf(stderr, "ccld-trace: watching library loads through %s\n",
@@ -652,18 +626,14 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 		/* a library being detached: its slot goes to another soon */
 		if (!lib || lib->detaching || lib->cuda || lib->ldso || !lib->layouts.proxy.valid)
 			continue;
-		for (j = 0; j < lib->nstep && !ret; j++) {
+		for (j = 0; j < lib->nstep; j++) {
 			const struct hook_def *h = lib->step_hook[j];
 
-			ret = ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
-					 (unsigned long)lib->step_off[j],
-					 ((__u64)lib->slot << 16) | h->fn, h->symbol);
-			if (ret)
-				snprintf(err, errlen, "cannot attach step hooks for pid %d: %s",
-					 pid, strerror(-ret));
+			ubatch_add(&b, proxy_prog(a->proxy_skel, h->fn), false,
+				   (unsigned long)lib->step_off[j], ((__u64)lib->slot << 16) | h->fn,
+				   h->symbol);
 		}
-		if (!ret)
-			ret = ubatch_attach(&b, lib->path, pid, &sl->links, &sl->n, err, errlen);
+		ret = ubatch_attach(&b, lib->path, pid, &sl->links, &sl->n, err, errlen);
 		ubatch_free(&b);
 	}
 	if (!ret)

@@ -120,6 +120,8 @@ int ubatch_add(struct ubatch *b, struct bpf_program *prog, bool retprobe, unsign
 	struct ubatch_group *g = NULL;
 	int i;
 
+	if (b->err)
+		return b->err;
 	for (i = 0; i < b->ng && !g; i++)
 		if (b->g[i].prog == prog && b->g[i].retprobe == retprobe)
 			g = &b->g[i];
@@ -129,7 +131,7 @@ int ubatch_add(struct ubatch *b, struct bpf_program *prog, bool retprobe, unsign
 			struct ubatch_group *n = realloc(b->g, (size_t)cap * sizeof(*n));
 
 			if (!n)
-				return -ENOMEM;
+				return b->err = -ENOMEM;
 			b->g = n;
 			b->capg = cap;
 		}
@@ -145,15 +147,15 @@ int ubatch_add(struct ubatch *b, struct bpf_program *prog, bool retprobe, unsign
 		const char **s;
 
 		if (!o)
-			return -ENOMEM;
+			return b->err = -ENOMEM;
 		g->off = o;
 		c = realloc(g->cookie, (size_t)cap * sizeof(*c));
 		if (!c)
-			return -ENOMEM;
+			return b->err = -ENOMEM;
 		g->cookie = c;
 		s = realloc(g->sym, (size_t)cap * sizeof(*s));
 		if (!s)
-			return -ENOMEM;
+			return b->err = -ENOMEM;
 		g->sym = s;
 		g->cap = cap;
 	}
@@ -190,6 +192,10 @@ int ubatch_attach(struct ubatch *b, const char *path, int pid, struct ulink **li
 	bool multi = ulink_multi_supported();
 	int i, k, ret;
 
+	if (b->err) {
+		snprintf(err, errlen, "cannot attach to %s: %s", path, strerror(-b->err));
+		return b->err;
+	}
 	for (i = 0; i < b->ng; i++) {
 		struct ubatch_group *g = &b->g[i];
 

@@ -59,13 +59,16 @@ struct ubatch_group {
 struct ubatch {
 	struct ubatch_group *g;
 	int ng, capg;
+	int err;		/* the first ubatch_add failure: ubatch_attach's */
 };
 
+/* 0, or -ENOMEM (then every later add is a no-op and ubatch_attach fails) */
 int ubatch_add(struct ubatch *b, struct bpf_program *prog, bool retprobe, unsigned long off,
 	       __u64 cookie, const char *sym);
 /*
  * Attach everything in B to PATH for PID (-1: every process): links appended
- * to *LINKS (*N of them, realloc'd).  On error, the links made so far stay
+ * to *LINKS (*N of them, realloc'd); fails at once if an add failed.  On
+ * error, the links made so far stay
  * in *LINKS for the caller to destroy; ERR says which symbol failed.
  */
 int ubatch_attach(struct ubatch *b, const char *path, int pid, struct ulink **links, int *n,
