@@ -249,6 +249,10 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: ms/step", c->hash);
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %.2f", s->slat[k] / 1e6);
+		fprintf(stderr, "; %u of %u rounds with every arrival, last:", s->arr_rounds,
+			s->samp_rounds);
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %u", s->arr_last[k]);
 		fprintf(stderr, "\n");
 	}
 }

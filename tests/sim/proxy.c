@@ -530,6 +530,42 @@ static void dump_active(struct ncclProxyState *ps)
 	free(buf);
 }
 
+/*
+ * NCCL takes an op's ncclProxyArgs from a pool and calls StartProxyOpEvent
+ * when it appends the op (ncclProxyOpToArgs), before the progress function
+ * resets the subs' counters (net.cc, state ncclProxyOpReady): the hook sees
+ * the counters of the op that used the element before, usually finished.
+ * The stand-in's kernels read the live counters, so its hook gets a copy
+ * that shows what NCCL's would: the latest finished op's counters.
+ */
+static void start_op_events(struct ncclProxyProgressState *st, struct ncclProxyArgs *a)
+{
+	static __thread struct ncclProxyArgs view;
+	int s;
+
+	memcpy(&view, a, sizeof(view));
+	for (s = 0; s < a->nsubs; s++) {
+		view.subs[s].posted = st->simStale[s].posted;
+		view.subs[s].transmitted = st->simStale[s].transmitted;
+		view.subs[s].received = st->simStale[s].received;
+		view.subs[s].done = st->simStale[s].done;
+	}
+	for (s = 0; s < a->nsubs; s++)
+		ncclProfilerStartProxyOpEvent(s, &view);
+}
+
+static void keep_stale(struct ncclProxyProgressState *st, const struct ncclProxyArgs *a)
+{
+	int s;
+
+	for (s = 0; s < a->nsubs; s++) {
+		st->simStale[s].posted = a->subs[s].posted;
+		st->simStale[s].transmitted = a->subs[s].transmitted;
+		st->simStale[s].received = a->subs[s].received;
+		st->simStale[s].done = a->subs[s].done;
+	}
+}
+
 static void *proxy_main(void *arg)
 {
 	struct ncclProxyState *ps = arg;
@@ -543,7 +579,7 @@ static void *proxy_main(void *arg)
 	while (!st->stop) {
 		uint32_t seen = __atomic_load_n(&ps->bell->seq, __ATOMIC_SEQ_CST);
 		struct ncclProxyArgs *in;
-		int progressed = 0, s;
+		int progressed = 0;
 
 		/* a same-host peer's kernel may have moved a step: wake ours */
 		if (seen != rung) {
@@ -573,8 +609,7 @@ static void *proxy_main(void *arg)
 			a = in;
 			in = in->next;
 			a->next = NULL;
-			for (s = 0; s < a->nsubs; s++)
-				ncclProfilerStartProxyOpEvent(s, a);
+			start_op_events(st, a);
 			*tailp = a;
 			tailp = &a->next;
 			progressed = 1;
@@ -589,6 +624,7 @@ static void *proxy_main(void *arg)
 					progressed = 1;
 			}
 			if (a->state == ncclProxyOpNone) {
+				keep_stale(st, a);
 				*pp = a->next;
 				sim_op_unref(a->op);
 				progressed = 1;

@@ -167,6 +167,10 @@ struct ncclProxyProgressState {
 	struct ncclProxyArgs *active;	/* owned by the progress thread */
 	uint64_t simNextDeadline;	/* earliest pending network delivery */
 	unsigned simDumpSeen;		/* NCCL_PROXY_DUMP_SIGNAL generation handled */
+	/* counters of the latest finished op, per sub: what NCCL's recycled args hold */
+	struct {
+		uint64_t posted, transmitted, received, done;
+	} simStale[NCCL_PROXY_MAX_SUBS];
 };
 
 struct ncclProxyState {

@@ -170,6 +170,7 @@ static void progress_of(const struct ccld_event *ev, struct an_progress *p)
 	/* +1: opCount 0 is a real op; 0 here means "unknown" */
 	p->op = x->op_count + 1;
 	p->step = ev->fn >= CCLD_FN_PROXY_SEND_STEP && ev->fn <= CCLD_FN_PROXY_STEP_STOP;
+	p->appended = ev->fn == CCLD_FN_PROXY_OP_START;
 }
 
 /*
