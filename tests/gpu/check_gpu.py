@@ -559,7 +559,9 @@ def check_hang(run, ck, cls, stall):
             errs.append(f"no other rank entered seq {v['seq']}")
     elif cls == "H2" and mine:
         want = run.fault["count"]
-        bad = [c for c in mine if c["op"] in COLL_OPS and c["count"] == want]
+        # the loss all-reduce with the wrong count (an all-gather or
+        # reduce-scatter shard may have that count too: 262,144 on a GPU)
+        bad = [c for c in mine if c["op"] == "AllReduce" and c["count"] == want]
         if not bad:
             errs.append(f"the culprit's call with count {want} is not in the trace")
         elif v["seq"] != bad[0]["seq"]:
