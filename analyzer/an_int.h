@@ -18,6 +18,7 @@
  * constant: rounds older than this are dropped.
  */
 #define AN_HIST		8
+#define AN_NET_EST	64	/* per-completion network times kept per rank */
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
 #define AN_DONE_RING	64	/* op completions kept per process (a step of ops) */
@@ -95,6 +96,14 @@ struct an_rank {
 	double net_ns;		/* integral of steps in flight over time */
 	double net_bytes;	/* bytes of the steps that completed */
 	uint64_t net_steps;	/* send steps that completed */
+	/*
+	 * ... and at each completion, the integral since the rank's previous
+	 * one over the steps it completed: one step's network time, where one
+	 * is in flight (a ring of the latest; sample_go empties it)
+	 */
+	double net_area;
+	float net_est[AN_NET_EST];
+	uint32_t net_nest;
 	/* its proxy last went idle (tier C): when, and when that op was first seen */
 	uint64_t idle_t, idle_tf;
 	/* state read from its process's memory (an_launched, an_snapshot) */

@@ -158,14 +158,22 @@ static void send_done(struct an_rank *r, const struct an_progress *p,
 static void net_time(struct an_rank *r, const struct an_progress *o,
 		     const struct an_progress *n, uint64_t t_ns)
 {
+	double area;
+
 	if (n->op != o->op || t_ns < o->t_last)
 		return;
-	if (o->transmitted > o->done)
-		r->net_ns += (double)(o->transmitted - o->done) * (double)(t_ns - o->t_last);
+	if (o->transmitted > o->done) {
+		area = (double)(o->transmitted - o->done) * (double)(t_ns - o->t_last);
+		r->net_ns += area;
+		r->net_area += area;
+	}
 	if (n->done > o->done && n->done <= n->nsteps && n->nsteps) {
 		r->net_steps += n->done - o->done;
 		r->net_bytes += (double)(n->done - o->done) * (double)n->nbytes /
 				(double)n->nsteps;
+		r->net_est[r->net_nest++ % AN_NET_EST] =
+			(float)(r->net_area / (double)(n->done - o->done));
+		r->net_area = 0;
 	}
 }
 

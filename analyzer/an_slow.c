@@ -55,6 +55,7 @@ void an_slow_free(struct an_slow *s)
 	free(s->srate);
 	free(s->wait);
 	free(s->slat);
+	free(s->styp);
 	free(s);
 }
 
@@ -108,6 +109,7 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	for (k = 0; s->wait && k < nranks; k++)
 		s->wait[k] = NAN;
 	s->slat = calloc((size_t)nranks, sizeof(*s->slat));
+	s->styp = calloc((size_t)nranks, sizeof(*s->styp));
 	s->last_iter = -1;
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;
@@ -123,7 +125,7 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 				s->r[i].after_hold[k] = NAN;
 	}
 	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->dur_hooked || !s->net0 ||
-	    !s->srate || !s->wait || !s->slat || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
+	    !s->srate || !s->wait || !s->slat || !s->styp || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
 		an_slow_free(s);
 		return NULL;
 	}

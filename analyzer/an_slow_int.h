@@ -86,6 +86,7 @@ struct an_slow {
 				 * the rank waited for the last arriver, NaN */
 	double *srate;		/* [nranks] bytes/s over the sample, NaN */
 	double *slat;		/* [nranks] ns per send step over the sample */
+	double *styp;		/* [nranks] ... the median of its completions, NaN */
 	bool have_srate;
 	struct sig_hist gh[GROUP_SIGS];
 	uint32_t gh_next;	/* the slot a new signature replaces */
@@ -180,6 +181,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 
 /* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);
+bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med);
+double slow_link_excess(const struct an_comm *c, int32_t rank, double lat, double lat_med);
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med);
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);

@@ -173,8 +173,9 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 		k = *rank;
 		steps = ((double)c->r[k].net_steps - s->net0[3 * k + 2]) / s->samp_rounds;
 	}
-	if (*rank >= 0 && slow_net_outlier(lat, lat_med) &&
-	    (!(extra_ns > 0) || (lat - lat_med) * steps >= 0.25 * extra_ns)) {
+	if (*rank >= 0 && slow_link_outlier(c, *rank, lat, lat_med) &&
+	    (!(extra_ns > 0) ||
+	     slow_link_excess(c, *rank, lat, lat_med) * steps >= 0.25 * extra_ns)) {
 		*a = lat;
 		*b = lat_med;
 		return AN_S2;

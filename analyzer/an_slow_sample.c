@@ -24,6 +24,72 @@ bool slow_net_outlier(double lat, double others)
 	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
 }
 
+/*
+ * RANK's sampled send steps are an outlier (LAT against the others'
+ * LAT_MED) and so is its typical step, the median of its completions
+ * against the others' (where 4 or more were timed).  A slow link slows
+ * every step; a proxy thread the host descheduled once lengthens the few
+ * steps in flight then, which raises the mean alone: on a busy 2-core VM
+ * a 2-rank comm's sample had one rank at 0.77 ms per step against 0.17
+ * and gave a false S2 (test_hang_nofalse, docs/numbers.md).
+ */
+/* the median of the typical steps of C's ranks but RANK, NaN if none known */
+static double others_typical(const struct an_comm *c, int32_t rank)
+{
+	const struct an_slow *s = c->slow;
+	double *v = malloc(2 * (size_t)c->nranks * sizeof(double)), med;
+	size_t n = 0;
+	int32_t k;
+
+	if (!v)
+		return NAN;
+	for (k = 0; k < c->nranks; k++)
+		if (k != rank && isfinite(s->styp[k]))
+			v[n++] = s->styp[k];
+	med = n ? sl_median(v, n, v + c->nranks) : NAN;
+	free(v);
+	return med;
+}
+
+bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med)
+{
+	double typ = rank >= 0 ? c->slow->styp[rank] : NAN, others;
+
+	if (!slow_net_outlier(lat, lat_med))
+		return false;
+	others = others_typical(c, rank);
+	/* too few completions timed: the mean says it */
+	return !isfinite(typ) || !isfinite(others) || slow_net_outlier(typ, others);
+}
+
+/*
+ * What RANK's link adds to each of its send steps: its mean's excess over
+ * the others', or its typical step's where that is less (the few long
+ * steps of a descheduled proxy thread are not its link's)
+ */
+double slow_link_excess(const struct an_comm *c, int32_t rank, double lat, double lat_med)
+{
+	double typ = rank >= 0 ? c->slow->styp[rank] : NAN, others = others_typical(c, rank);
+	double excess = lat - lat_med;
+
+	if (isfinite(typ) && isfinite(others) && typ - others < excess)
+		excess = typ - others;
+	return excess;
+}
+
+/* the median of rank R's latest per-completion network times, NaN under 4 */
+static double typical_step(const struct an_rank *r)
+{
+	double v[AN_NET_EST], scratch[AN_NET_EST];
+	uint32_t n = r->net_nest < AN_NET_EST ? r->net_nest : AN_NET_EST, i;
+
+	if (n < 4)
+		return NAN;
+	for (i = 0; i < n; i++)
+		v[i] = r->net_est[i];
+	return sl_median(v, n, scratch);
+}
+
 /* the S2 candidate from the step sample: the lowest send rate */
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med)
@@ -172,6 +238,7 @@ static void sample_go(struct an *an, struct an_comm *c)
 		s->net0[3 * k] = c->r[k].net_ns;
 		s->net0[3 * k + 1] = c->r[k].net_bytes;
 		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
+		c->r[k].net_nest = 0;
 	}
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
@@ -200,6 +267,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		double steps = (double)r->net_steps - s->net0[3 * k + 2];
 
 		s->srate[k] = s->slat[k] = NAN;
+		s->styp[k] = typical_step(r);
 		if (steps >= 1 && ns > 0) {
 			s->slat[k] = ns / steps;
 			s->srate[k] = bytes * 1e9 / ns;
@@ -241,7 +309,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		double rate, med, z, lat, lat_med;
 
 		slow_sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
-		if (rank >= 0 && slow_net_outlier(lat, lat_med) &&
+		if (rank >= 0 && slow_link_outlier(c, rank, lat, lat_med) &&
 		    rank != sl_det_result(s->det)->s1_rank)
 			slow_emit(an, c, &s->pend, s->pend_iter, SL_EV_UPDATE);
 	}
@@ -249,6 +317,9 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: ms/step", c->hash);
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %.2f", s->slat[k] / 1e6);
+		fprintf(stderr, ", typical");
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %.2f", s->styp[k] / 1e6);
 		fprintf(stderr, "; %u of %u rounds with every arrival, last:", s->arr_rounds,
 			s->samp_rounds);
 		for (k = 0; k < c->nranks; k++)

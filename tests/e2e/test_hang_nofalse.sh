@@ -22,7 +22,7 @@ run() {
 	local pids
 	pids=$(rank_pids 8)
 	start_tracer "$name" -p "$pids" --json --stall "$STALL" --hang 300 \
-		--duration "$secs"
+		--duration "$secs" -o "$TMP/$name.ccld"
 	touch "$TMP/go"
 	wait "$TRACER" || fail "$name: ccld-trace exited $?: $(cat "$TMP/$name.err")"
 	stop_job "$JOB"

@@ -214,8 +214,18 @@ static void test_jitter_nofp(void)
  * (start and stop); with STEPS, its 8 send steps too, each LAT[r] ns in the
  * network.
  */
+static void proxy_round_hic(struct sim *s, uint64_t hash, uint64_t op, const uint64_t *lat,
+			    bool steps, const uint64_t *hiccup);
+
 static void proxy_round_of(struct sim *s, uint64_t hash, uint64_t op, const uint64_t *lat,
 			   bool steps)
+{
+	proxy_round_hic(s, hash, op, lat, steps, NULL);
+}
+
+/* ... where rank r's 4th step takes HICCUP[r] ns longer (NULL: none) */
+static void proxy_round_hic(struct sim *s, uint64_t hash, uint64_t op, const uint64_t *lat,
+			    bool steps, const uint64_t *hiccup)
 {
 	struct sim_comm *c = sim_find(s, hash);
 	int r, k;
@@ -233,7 +243,7 @@ static void proxy_round_of(struct sim *s, uint64_t hash, uint64_t op, const uint
 			p.posted = p.transmitted = (uint64_t)k;
 			p.done = (uint64_t)k - 1;
 			an_progress(s->an, &key, &p, t);
-			t += lat[r];
+			t += lat[r] + (hiccup && k == 4 ? hiccup[r] : 0);
 			p.done = (uint64_t)k;
 			an_progress(s->an, &key, &p, t);
 		}
@@ -302,6 +312,39 @@ static void test_s2_step_sample(void)
 		CHECK(sim_val(v, "s2_step_ms") && fabs(sim_val(v, "s2_step_ms")->f - 4) < 0.01);
 		CHECK(sim_val(v, "p") && sim_val(v, "p")->f < 0.4);
 	}
+	sim_fini(&s);
+}
+
+/*
+ * Rank 2 computes 30 ms longer: S1, then a step sample looks for a slow
+ * link behind it.  HICCUP: rank 1's proxy thread is descheduled for 20 ms
+ * once per round (its 4th step), every other step 1 ms like the others':
+ * its mean is 3.5x theirs, its typical step is not, and it is no second
+ * culprit.  Else rank 1's link is 4x slower on every step: S3.
+ */
+static void test_s3_needs_typical_step(bool hiccup)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, slow1[4] = { MS, 4 * MS, MS, MS };
+	const uint64_t hic[4] = { 0, 20 * MS, 0, 0 };
+	uint64_t rng = 11, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	CHECK_INT(s.nv, 0);
+	proxy_rounds(&s, &rng, &op, 4, fast, false, 2, 30 * MS);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	CHECK_INT(s.nsuspect_on, 1);
+	for (i = 0; i < 6; i++) {
+		proxy_round_hic(&s, W, op++, hiccup ? fast : slow1, true, hiccup ? hic : NULL);
+		rounds(&s, &rng, 1, 2, 30 * MS);
+	}
+	sim_tick(&s, 0.75);
+	CHECK_INT(s.nsuspect_off, 1);
+	CHECK_INT(count_kind(&s, AN_V_UPDATE, AN_S3), hiccup ? 0 : 1);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S2) + count_kind(&s, AN_V_NEW, AN_S3), 0);
 	sim_fini(&s);
 }
 
@@ -797,6 +840,8 @@ int main(void)
 	test_s1_onset_recovery();
 	test_s2_step_sample();
 	test_s2_no_steps();
+	test_s3_needs_typical_step(true);
+	test_s3_needs_typical_step(false);
 	test_round_before_hooks();
 	test_sample_waits_for_pending();
 	test_alike_ops_iteration();
