@@ -7,7 +7,8 @@
 #  3. capture reader/writer throughput (build/tests/bench/bench_capture)
 #  4. fleet analyzer load (tests/bench/fleet_load.py)
 #  5. ccld-trace -p's start and exit on the 8-rank stand-in, with uprobe_multi
-#     links (CCLD_UPROBE_MULTI=1) and with one perf-event uprobe per probe
+#     links (the default) and with one perf-event uprobe per probe
+#     (CCLD_UPROBE_MULTI=0)
 set -u
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -67,7 +68,7 @@ link_times() {
 	if [ "$mode" = multi ]; then
 		CCLD_UPROBE_MULTI=1 $BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
 	else
-		$BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
+		CCLD_UPROBE_MULTI=0 $BIN/ccld-trace -p "$pids" >/dev/null 2>"$TMP/lt.err" &
 	fi
 	tr=$!
 	for _ in $(seq 600); do grep -qs tracing "$TMP/lt.err" && break; sleep 0.01; done

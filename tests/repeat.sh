@@ -76,7 +76,8 @@ for u in "${units[@]}"; do
 		left=$(python3 tests/leftovers.py "${LEFT_ALL[@]}" --wait 10 --kill)
 		[ -n "$left" ] && printf 'note: killed what was running before %s:\n%s\n' "$label" "$left"
 		[ $noise = 1 ] && { python3 tests/noise.py 900 & noise_pid=$!; }
-		log=$outdir/${label//:/-}.$mode.$i.log
+		# a log per run, never one of an earlier repeat.sh's (kept when it failed)
+		log=$outdir/${label//:/-}.$mode.$(date +%s).$i.log
 		start=$(date +%s)
 		if [ "$scen" = - ]; then
 			timeout "${CCLD_TEST_TIMEOUT:-600}" "$path" >"$log" 2>&1

@@ -12,10 +12,11 @@ require_bpf
 [ -x "$SIMJOB" ] || fail "no $SIMJOB: run make"
 JOBARGS=(--ranks 8 --tp 2 --pp 2 --steps 30 --compute-ms 2)
 
-# 1. -p after init
+# 1. -p after init, with uprobe_multi links (the default), which kernels
+# 6.6 and later make (checked below)
 start_job "${JOBARGS[@]}" --wait-start "$TMP/go"
 pids=$(rank_pids 8)
-start_tracer live -p "$pids" --json --events -o "$TMP/run.ccld"
+start_tracer live -v -p "$pids" --json --events -o "$TMP/run.ccld"
 touch "$TMP/go"
 wait_job
 WAIT_S=10 wait_for grep -qs "every traced process exited" "$TMP/live.err" ||
@@ -46,25 +47,27 @@ job_records "$TMP/all.jsonl" "$TMP/all.job.jsonl" 8
 python3 "$TOP/tests/e2e/compare_calls.py" "$TMP/all.job.jsonl" "$TMP/log" ||
 	fail "--all before start: trace differs from the job's calls"
 grep -q '"type":"comm".*"op":"CommSplit"' "$TMP/all.jsonl" || fail "no CommSplit seen"
-# 4. -p after init with uprobe_multi links (CCLD_UPROBE_MULTI=1), which
-# kernels 6.6 and later make: the same calls
+if grep -q "uprobes: one perf-event uprobe per probe (this kernel has no" "$TMP/live.err"; then
+	# shellcheck disable=SC2046
+	[ $(printf '%s\n6.6\n' "$(uname -r | cut -d- -f1)" | sort -V | head -1) != 6.6 ] ||
+		fail "kernel $(uname -r) makes no uprobe_multi links: $(grep uprobes: "$TMP/live.err")"
+else
+	grep -q "uprobes: uprobe_multi links" "$TMP/live.err" ||
+		fail "no uprobe_multi links by default: $(grep uprobes: "$TMP/live.err")"
+fi
+# 4. -p after init with one perf-event uprobe per probe (CCLD_UPROBE_MULTI=0,
+# and kernels before 6.6): the same calls
 rm -rf "$TMP/log" "$TMP/pids"
 start_job "${JOBARGS[@]}" --wait-start "$TMP/go1"
 pids=$(rank_pids 8)
-CCLD_UPROBE_MULTI=1 start_tracer multi -v -p "$pids" --json --events
+CCLD_UPROBE_MULTI=0 start_tracer multi -v -p "$pids" --json --events
 touch "$TMP/go1"
 wait_job
 WAIT_S=10 wait_for grep -qs "every traced process exited" "$TMP/multi.err" ||
-	fail "ccld-trace -p (uprobe_multi links) did not end with the job: $(cat "$TMP/multi.err")"
+	fail "ccld-trace -p (perf-event uprobes) did not end with the job: $(cat "$TMP/multi.err")"
 wait "$TRACER" || fail "ccld-trace exited $?: $(cat "$TMP/multi.err")"
-if grep -q "uprobes: one perf-event uprobe per probe (this kernel has no" "$TMP/multi.err"; then
-	# shellcheck disable=SC2046
-	[ $(printf '%s\n6.6\n' "$(uname -r | cut -d- -f1)" | sort -V | head -1) != 6.6 ] ||
-		fail "kernel $(uname -r) makes no uprobe_multi links: $(grep uprobes: "$TMP/multi.err")"
-else
-	grep -q "uprobes: uprobe_multi links" "$TMP/multi.err" ||
-		fail "CCLD_UPROBE_MULTI=1 did not make multi links: $(grep uprobes: "$TMP/multi.err")"
-fi
+grep -q "uprobes: one perf-event uprobe per probe" "$TMP/multi.err" ||
+	fail "CCLD_UPROBE_MULTI=0 still made multi links: $(grep uprobes: "$TMP/multi.err")"
 python3 "$TOP/tests/e2e/compare_calls.py" "$TMP/multi.jsonl" "$TMP/log" --pids "$pids" ||
-	fail "-p with uprobe_multi links: trace differs from the job's calls"
+	fail "-p with perf-event uprobes: trace differs from the job's calls"
 echo "ok: -p after init (both kinds of uprobe link), --all before start and replay all match the job's calls"

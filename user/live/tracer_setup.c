@@ -261,7 +261,7 @@ int tr_setup(struct tracer *t)
 		fprintf(stderr, "ccld-trace: uprobes: %s\n", ulink_multi_supported() ?
 			"uprobe_multi links (one per program and file)" :
 			ulink_multi_kernel() ? "one perf-event uprobe per probe"
-			" (CCLD_UPROBE_MULTI=1 makes uprobe_multi links)" :
+			" (CCLD_UPROBE_MULTI=0)" :
 			"one perf-event uprobe per probe (this kernel has no"
 			" uprobe_multi links)");
 	t->att.skel = t->skel;

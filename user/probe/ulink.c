@@ -96,7 +96,7 @@ bool ulink_multi_supported(void)
 {
 	const char *on = getenv("CCLD_UPROBE_MULTI");
 
-	return on && !strcmp(on, "1") && ulink_multi_kernel();
+	return !(on && !strcmp(on, "0")) && ulink_multi_kernel();
 }
 
 void ulink_prepare(struct bpf_object *obj)

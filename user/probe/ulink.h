@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Uprobe links, grouped.  With CCLD_UPROBE_MULTI=1, where the kernel has
- * uprobe_multi links (6.6+), every offset of one file that runs the same
+ * Uprobe links, grouped.  Where the kernel has uprobe_multi links (6.6+;
+ * CCLD_UPROBE_MULTI=0 turns them off), every offset of one file that runs the same
  * program (entry or return, one PID or all) is one link, made with a raw
  * BPF_LINK_CREATE (Debian 12's libbpf 1.1 cannot make one); else one
  * perf-event uprobe per offset, as libbpf makes them.  Why: the kernel
  * waits for an RCU grace period for every perf-event uprobe it removes,
  * one at a time (about 100 ms each on the machines measured: a tracer with
  * 46 probes takes 4-5 s to exit), and once per multi link, which can be
- * closed at once from several threads.  Not the default yet: measured
- * here, a traced call costs more through multi links (real NCCL 9.0 us
- * against 6.5) and test_trace_tcp_loss failed 2 of 4 runs with them, 0 of
- * 8 without (docs/numbers.md).
+ * closed at once from several threads.  A traced call costs the same
+ * through either kind (measured alternating: real NCCL 8.3-9.4 us against
+ * 7.9-10.7), and test_trace_tcp_loss fails now and then with either
+ * (docs/numbers.md).
  */
 #ifndef CCLD_ULINK_H
 #define CCLD_ULINK_H
@@ -37,7 +37,7 @@ struct ulink {
  * the link type, EINVAL where not).
  */
 bool ulink_multi_kernel(void);
-/* ... and are they to be used (CCLD_UPROBE_MULTI=1)? */
+/* ... and are they to be used (not CCLD_UPROBE_MULTI=0)? */
 bool ulink_multi_supported(void);
 
 /*
