@@ -92,6 +92,21 @@ begin_scenario() {
 	rm -f "$TMP/expected-comms"
 	echo "--- scenario $1 (at ${SECONDS}s)"
 }
+# check_scenario NAME: for a script that runs one job and checks several
+# things of it: whether the check NAME runs (0, "--- scenario NAME"), or is
+# quarantined and CCLD_SCENARIO does not name it (1); the job and the other
+# checks run either way
+check_scenario() {
+	local q
+	if [ -z "${CCLD_SCENARIO:-}" ]; then
+		q=$(awk -v k="$(basename "$0" .sh):$1" '$1 == k' "$TOP/tests/quarantine.txt")
+		if [ -n "$q" ]; then
+			echo "--- quarantined, not run (tests/quarantine.txt): $q"
+			return 1
+		fi
+	fi
+	echo "--- scenario $1 (at ${SECONDS}s)"
+}
 trap _run_cleanup EXIT
 if [ "${CCLD_ASAN:-0}" = 1 ]; then
 	mkdir -p "$TMP/bin" "$TMP/san"
