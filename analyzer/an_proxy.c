@@ -302,27 +302,15 @@ static void note_hook_record(struct an *an, const struct an_rank *r, uint64_t t_
 }
 
 void an_progress(struct an *an, const struct an_key *k,
-		 const struct an_progress *rec, uint64_t t_ns)
+		 const struct an_progress *p, uint64_t t_ns)
 {
-	struct an_progress *s, fixed;
-	const struct an_progress *p = rec;
+	struct an_progress *s;
 	struct an_rank *r;
 	bool adv = true, fresh = false;
 	uint64_t tf;
 	uint32_t i;
 
 	an->stats.records++;
-	/*
-	 * Real NCCL appends an op to a recycled ncclProxyArgs and only then
-	 * resets its subs' counters: at the append they say the op before
-	 * was done, and read as such they ended each round at its call
-	 * (measured on an H200: 3 of the 4 collectives of a step).
-	 */
-	if (rec->appended) {
-		fixed = *rec;
-		fixed.posted = fixed.transmitted = fixed.received = fixed.done = 0;
-		p = &fixed;
-	}
 	if (!(r = an_rank_get(an, k, false, t_ns)))
 		return;
 	if (p->step)

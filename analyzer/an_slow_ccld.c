@@ -228,9 +228,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	} else if (tcp_reclass) {
 		cls = SL_S2;
 	}
-	else if (cls == SL_S1 && !arrived && slow_link_outlier(c, s2_rank, s2_lat, lat_med) &&
-		 s2_rank >= 0 &&
-		 s2_rank != s1_rank)
+	else if (cls == SL_S1 && !arrived && s2_rank >= 0 && s2_rank != s1_rank &&
+		 slow_link_outlier(c, s2_rank, s2_lat, lat_med))
 		cls = SL_S3;
 	v->cls = cls == SL_S2 ? AN_S2 : cls == SL_S3 ? AN_S3 : AN_S1;
 	if (v->kind == AN_V_RECOVERED && c->slow->active)

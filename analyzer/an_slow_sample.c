@@ -24,15 +24,6 @@ bool slow_net_outlier(double lat, double others)
 	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
 }
 
-/*
- * RANK's sampled send steps are an outlier (LAT against the others'
- * LAT_MED) and so is its typical step, the median of its completions
- * against the others' (where 4 or more were timed).  A slow link slows
- * every step; a proxy thread the host descheduled once lengthens the few
- * steps in flight then, which raises the mean alone: on a busy 2-core VM
- * a 2-rank comm's sample had one rank at 0.77 ms per step against 0.17
- * and gave a false S2 (test_hang_nofalse, docs/numbers.md).
- */
 /* the median of the typical steps of C's ranks but RANK, NaN if none known */
 static double others_typical(const struct an_comm *c, int32_t rank)
 {
@@ -51,6 +42,15 @@ static double others_typical(const struct an_comm *c, int32_t rank)
 	return med;
 }
 
+/*
+ * RANK's sampled send steps are an outlier (LAT against the others'
+ * LAT_MED) and so is its typical step, the median of its completions
+ * against the others' (where 4 or more were timed).  A slow link slows
+ * every step; a proxy thread the host descheduled once lengthens the few
+ * steps in flight then, which raises the mean alone: on a busy 2-core VM
+ * a 2-rank comm's sample had one rank at 0.77 ms per step against 0.17
+ * and gave a false S2 (test_hang_nofalse, docs/numbers.md).
+ */
 bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med)
 {
 	double typ = rank >= 0 ? c->slow->styp[rank] : NAN, others;

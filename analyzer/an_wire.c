@@ -135,18 +135,15 @@ static void get_op(struct rbuf *b, struct an_op *op, uint8_t ver)
 
 static void put_prog(struct wbuf *b, const struct an_progress *p)
 {
-	/* an append's counters are the op before's: sent as the analyzer reads them */
-	bool stale = p->appended;
-
 	put64(b, p->seq);
 	put32(b, p->channel);
 	put32(b, p->peer);
 	put8(b, p->dir);
 	put8(b, p->step);
-	put64(b, stale ? 0 : p->posted);
-	put64(b, stale ? 0 : p->transmitted);
-	put64(b, stale ? 0 : p->received);
-	put64(b, stale ? 0 : p->done);
+	put64(b, p->posted);
+	put64(b, p->transmitted);
+	put64(b, p->received);
+	put64(b, p->done);
 	put64(b, p->nsteps);
 	put64(b, p->op);
 	put64(b, p->nbytes);

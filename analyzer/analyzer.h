@@ -107,13 +107,6 @@ struct an_progress {
 	uint64_t t_first;	/* set by the analyzer: op first seen (host clock) */
 	uint64_t t_last;	/* set by the analyzer: this sub's latest record */
 	bool step;		/* from a step-level hook (every step change seen) */
-	/*
-	 * From NCCL's StartProxyOpEvent: the op was just appended to a pooled
-	 * ncclProxyArgs.  Its step counters still hold the op that used the
-	 * element before (the progress function resets them on its first
-	 * call): the analyzer reads them as 0.
-	 */
-	bool appended;
 	bool from_mem;		/* set by the analyzer: op known from a tier E look only */
 	bool has_args;		/* coll, dtype, redop hold the op's arguments */
 	uint8_t coll;		/* ncclFunc_t (args->coll) */

@@ -170,7 +170,16 @@ static void progress_of(const struct ccld_event *ev, struct an_progress *p)
 	/* +1: opCount 0 is a real op; 0 here means "unknown" */
 	p->op = x->op_count + 1;
 	p->step = ev->fn >= CCLD_FN_PROXY_SEND_STEP && ev->fn <= CCLD_FN_PROXY_STEP_STOP;
-	p->appended = ev->fn == CCLD_FN_PROXY_OP_START;
+	/*
+	 * Real NCCL appends an op to a recycled ncclProxyArgs and calls
+	 * StartProxyOpEvent before its progress function resets the subs'
+	 * counters: they still say the op before was done.  Read as such
+	 * they ended each round at its call (on an H200: 3 of the 4
+	 * collectives of a step), so they are 0 here, for the analyzer and
+	 * the fleet wire alike.
+	 */
+	if (ev->fn == CCLD_FN_PROXY_OP_START)
+		p->posted = p->transmitted = p->received = p->done = 0;
 }
 
 /*
