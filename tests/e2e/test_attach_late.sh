@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Attaching to a job that is already hung: the stand-in job (8
 # ranks, TP 2, PP 2, DP 2) hangs first, with no tracer anywhere; only then
-# ccld-trace attaches (-p with the ranks that still exist).  No call is
+# ccld-trace attaches (-p with every rank's pid, an exited one included).  No call is
 # ever seen: the verdict rests on what it reads from memory at attach
 # (NCCL's comm array, launch counters, proxy ops, peer tables, threads).
 # Each hang kind, with the plain workload and the way PyTorch drives NCCL
@@ -26,19 +26,31 @@ scenario() {
 	NCCL_RAS_ENABLE=${RAS:-1} CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" \
 		--pattern "$pattern" $jobargs
 	rank_pids 8 >/dev/null
+	# ZOMBIE=1: the launcher is stopped, so a rank that exits stays a
+	# zombie (as under a launcher busy elsewhere)
+	[ -n "${ZOMBIE:-}" ] && kill -STOP "$JOB"
 	wait_hung
-	# the ranks still alive (an exited one cannot be attached to)
-	local live="" pid t0
+	# every rank's pid, as a user copies them from the launcher: one that
+	# exited (reaped, or a zombie) is said dead and the others are traced
+	local all dead="" pid t0
+	all=$(awk '{print $2}' "$TMP/pids" | paste -sd, -)
 	for pid in $(awk '{print $2}' "$TMP/pids"); do
-		[ -d "/proc/$pid" ] && live="$live${live:+,}$pid"
+		case $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) in
+		Z | X | "") dead="$dead $pid" ;;
+		esac
 	done
 	t0=$(date +%s%N)
-	start_tracer "$name" -p "$live" --json --stall "$STALL" -o "$TMP/$name.ccld"
+	start_tracer "$name" -p "$all" --json --stall "$STALL" -o "$TMP/$name.ccld"
 	WAIT_S=$((STALL + 10)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
 		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.err")"
 	sleep 0.5
 	stop_tracer "$name"
+	[ -n "${ZOMBIE:-}" ] && kill -CONT "$JOB"
 	stop_job "$JOB"
+	for pid in $dead; do
+		grep -q "process $pid has exited${ZOMBIE:+ (a zombie}" "$TMP/$name.err" ||
+			fail "$name: the exited rank's pid $pid not reported: $(cat "$TMP/$name.err")"
+	done
 	grep -q "state read from memory: [1-9]" "$TMP/$name.err" ||
 		fail "$name: nothing read from memory: $(cat "$TMP/$name.err")"
 	if [ "${RAS:-1}" = 0 ]; then
@@ -60,7 +72,8 @@ for p in plain pytorch; do
 	skip=tp
 	[ $p = pytorch ] && skip=tp1
 	scenario cpu-hang $p "--hang 5:20" "--class H1 --culprits 5"
-	scenario exit $p "--exit 6:20" "--class H1 --culprits 6"
+	# plain: the exited rank stays a zombie; pytorch: the launcher reaped it
+	ZOMBIE=$([ $p = plain ] && echo 1) scenario exit $p "--exit 6:20" "--class H1 --culprits 6"
 	scenario skip $p "--skip 3:20:$skip" "--class H1 --culprits 3"
 	scenario count $p "--mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
 	scenario optype $p "--mismatch 3:20:op" "--class H2 --culprits 3 --kind world"

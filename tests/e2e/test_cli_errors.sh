@@ -54,6 +54,22 @@ if [ "$(id -u)" = 0 ]; then
 	at_exit "kill $sl"
 	expect 1 "no such process: 999999" "$T" -p 999999
 	expect 1 "no NCCL in process $sl \(sleep\)" "$T" -p "$sl"
+	# a zombie (its parent, a sleep, never reaps it), alone and with a
+	# gone pid; a gone pid beside a live one is said exited, the live
+	# one is then judged (here: it has no NCCL)
+	bash -c 'sleep 0.1 & exec sleep 30' &
+	zp=$!
+	at_exit "kill $zp"
+	WAIT_S=5 wait_for bash -c "[ \"\$(awk '{print \$3}' /proc/\$(pgrep -P $zp)/stat)\" = Z ]" ||
+		fail "no zombie child of $zp"
+	z=$(pgrep -P $zp)
+	expect 1 "process $z has exited \(a zombie" "$T" -p "$z"
+	expect 1 "none of the 2 given processes is alive \(1 gone, 1 zombies\)" "$T" -p "$z,999999"
+	"$T" -p "999999,$sl" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "process 999999 has exited: not traced" "$TMP/err" &&
+		grep -q "no NCCL in process $sl" "$TMP/err" ||
+		fail "-p 999999,$sl: exit $rc: $(cat "$TMP/err")"
 	# not root
 	if command -v setpriv >/dev/null; then
 		expect 1 "not root" setpriv --reuid=65534 --regid=65534 --clear-groups "$T" -p "$sl"

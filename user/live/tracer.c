@@ -198,6 +198,33 @@ static void loop(struct tracer *t, uint64_t start)
 	tr_emit(t, &ev);
 }
 
+/*
+ * None of the given pids is a live process: one line saying so, before any
+ * BPF is loaded.  One live pid is enough: tr_setup() says which others have
+ * exited and traces the rest (a rank that died is part of the diagnosis).
+ */
+static bool none_alive(const struct trace_opts *o)
+{
+	int i, zombies = 0;
+
+	for (i = 0; i < o->npids; i++) {
+		char st = procmaps_state(o->pids[i]);
+
+		if (st && st != 'Z' && st != 'X')
+			return false;
+		zombies += st != 0;
+	}
+	if (o->npids > 1)
+		fprintf(stderr, "ccld-trace: none of the %d given processes is alive"
+			" (%d gone, %d zombies)\n", o->npids, o->npids - zombies, zombies);
+	else if (zombies)
+		fprintf(stderr, "ccld-trace: process %d has exited (a zombie: its parent"
+			" has not reaped it)\n", o->pids[0]);
+	else
+		fprintf(stderr, "ccld-trace: no such process: %d\n", o->pids[0]);
+	return true;
+}
+
 int tracer_run(const struct trace_opts *o)
 {
 	struct pipeline_opts po = {
@@ -206,7 +233,7 @@ int tracer_run(const struct trace_opts *o)
 	};
 	struct tracer t = { .o = o, .reaper = { .pid = -1, .fd = -1 } };
 	uint64_t start;
-	int i, rc = 1;
+	int rc = 1;
 
 	t.forget_ns = (uint64_t)(o->an.forget_s * 1e9);
 
@@ -254,13 +281,8 @@ int tracer_run(const struct trace_opts *o)
 
 	if (tr_check_environment(o))
 		return 1;
-	for (i = 0; i < o->npids; i++) {
-		if (!procmaps_state(o->pids[i])) {
-			fprintf(stderr, "ccld-trace: no such process: %d\n",
-				o->pids[i]);
-			return 1;
-		}
-	}
+	if (o->npids && none_alive(o))
+		return 1;
 	libbpf_set_print(o->verbose ? libbpf_print : libbpf_quiet);
 	t.table = isatty(STDOUT_FILENO) && !o->json && !o->events && !o->record;
 	po.quiet = t.table;

@@ -198,6 +198,22 @@ static int pid_filter_add(struct tracer *t, __u32 pid)
 	return 0;
 }
 
+/*
+ * PID has exited: a zombie its parent has not reaped, or no process at all.
+ * Said on stderr; such a pid is not traced.
+ */
+static bool exited(pid_t pid)
+{
+	char st = procmaps_state(pid);
+
+	if (st && st != 'Z' && st != 'X')
+		return false;
+	fprintf(stderr, "ccld-trace: process %d has exited%s: not traced; its ranks"
+		" show as missing in their comms\n", pid,
+		st ? " (a zombie: its parent has not reaped it)" : "");
+	return true;
+}
+
 /* before any probe exists: the reaper must not inherit one (reaper.c) */
 static int start_reaper(struct tracer *t)
 {
@@ -220,12 +236,68 @@ static int start_reaper(struct tracer *t)
 	return 0;
 }
 
+/*
+ * Attaches to the -p processes: each live one is traced (its pid added to
+ * TRACED, *NTRACED of them); one that has exited is said and left out.
+ * -1 with the cause printed where a live one cannot be traced.
+ */
+static int attach_pids(struct tracer *t, pid_t *traced, size_t *ntraced)
+{
+	const struct trace_opts *o = t->o;
+	char err[512], name[32];
+	int i, ret;
+
+	for (i = 0; i < o->npids; i++) {
+		/*
+		 * A rank that died before we came (exited, not yet reaped by its
+		 * launcher, or gone) is part of what the user wants diagnosed:
+		 * its peers are traced, and their comms show it missing.
+		 */
+		if (exited(o->pids[i]))
+			continue;
+		ret = tr_attach_pid(t, o->pids[i], err, sizeof(err));
+		if (ret <= 0 && exited(o->pids[i]))
+			continue;
+		if (ret < 0) {
+			fprintf(stderr, "ccld-trace: %s\n", err);
+			return -1;
+		}
+		if (ret == 0 && explain_denied(o->pids[i], err, sizeof(err))) {
+			fprintf(stderr, "ccld-trace: process %d: %s\n", o->pids[i], err);
+			return -1;
+		}
+		if (ret == 0) {
+			tr_read_comm_name(o->pids[i], name, sizeof(name));
+			fprintf(stderr, "ccld-trace: no NCCL in process %d (%s)\n",
+				o->pids[i], name);
+			return -1;
+		}
+		/*
+		 * Probes are attached one function at a time: a process joins
+		 * the filter once all of its are in place, so that what is
+		 * traced of it is every call from one moment on, not
+		 * AllReduces from one moment and AllGathers from another.
+		 */
+		if (pid_filter_add(t, o->pids[i]))
+			return -1;
+		tr_track(t, o->pids[i], now_ns());
+		traced[(*ntraced)++] = o->pids[i];
+	}
+	if (o->npids && !*ntraced) {
+		fprintf(stderr, "ccld-trace: none of the %d given processes is alive\n", o->npids);
+		return -1;
+	}
+	return 0;
+}
+
 int tr_setup(struct tracer *t)
 {
 	const struct trace_opts *o = t->o;
 	struct capture_header hdr;
 	char err[512], summary[512];
-	int ret, i;
+	pid_t *traced;
+	size_t ntraced = 0;
+	int ret;
 
 	t->skel = nccl_api_bpf__open();
 	if (!t->skel) {
@@ -290,37 +362,19 @@ int tr_setup(struct tracer *t)
 		}
 		tr_describe_libs(t);	/* the loaders hooked so far */
 	}
-	for (i = 0; i < o->npids; i++) {
-		char name[32];
-
-		ret = tr_attach_pid(t, o->pids[i], err, sizeof(err));
-		if (ret < 0) {
-			fprintf(stderr, "ccld-trace: %s\n", err);
-			return -1;
-		}
-		if (ret == 0 && explain_denied(o->pids[i], err, sizeof(err))) {
-			fprintf(stderr, "ccld-trace: process %d: %s\n", o->pids[i], err);
-			return -1;
-		}
-		if (ret == 0) {
-			tr_read_comm_name(o->pids[i], name, sizeof(name));
-			fprintf(stderr, "ccld-trace: no NCCL in process %d (%s)\n",
-				o->pids[i], name);
-			return -1;
-		}
-		/*
-		 * Probes are attached one function at a time: a process joins
-		 * the filter once all of its are in place, so that what is
-		 * traced of it is every call from one moment on, not
-		 * AllReduces from one moment and AllGathers from another.
-		 */
-		if (pid_filter_add(t, o->pids[i]))
-			return -1;
-		tr_track(t, o->pids[i], now_ns());
+	traced = calloc((size_t)o->npids + 1, sizeof(*traced));
+	if (!traced) {
+		fprintf(stderr, "ccld-trace: out of memory\n");
+		return -1;
+	}
+	if (attach_pids(t, traced, &ntraced)) {
+		free(traced);
+		return -1;
 	}
 	/* the job as it is now: every comm read from memory, before any call */
-	if (o->npids)
-		snapshot_procs(t->snap, o->pids, (size_t)o->npids, now_ns(), tr_emit_cb, t, stderr);
+	if (ntraced)
+		snapshot_procs(t->snap, traced, ntraced, now_ns(), tr_emit_cb, t, stderr);
+	free(traced);
 	if (o->all)
 		tr_rescan(t, now_ns());
 	/* tier D: TCP trouble on the traced processes' sockets */
