@@ -143,6 +143,12 @@ NCCL_SIM_DECL(ncclResult_t, ncclReduceScatter, (const void *sendbuff, void *recv
 	cudaStream_t stream));
 NCCL_SIM_DECL(ncclResult_t, ncclAllGather, (const void *sendbuff, void *recvbuff,
 	size_t sendcount, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream));
+NCCL_SIM_DECL(ncclResult_t, ncclAlltoAll, (const void *sendbuff, void *recvbuff, size_t count,
+	ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream));
+NCCL_SIM_DECL(ncclResult_t, ncclGather, (const void *sendbuff, void *recvbuff, size_t count,
+	ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream));
+NCCL_SIM_DECL(ncclResult_t, ncclScatter, (const void *sendbuff, void *recvbuff, size_t count,
+	ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream));
 NCCL_SIM_DECL(ncclResult_t, ncclSend, (const void *sendbuff, size_t count,
 	ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream));
 NCCL_SIM_DECL(ncclResult_t, ncclRecv, (void *recvbuff, size_t count,

@@ -587,11 +587,48 @@ static int p2p_batch(const struct pending *list, const struct sim_op *op, int ch
  * advancing past the launch's last batch on the channel), then one kernel
  * per stream.
  */
+/*
+ * A launch's p2p with itself: its k-th self recv on a comm takes the data
+ * of its k-th self send on that comm (NCCL copies within the kernel).
+ */
+static void pair_self(struct pending *list)
+{
+	struct pending *p, *q;
+
+	for (p = list; p; p = p->next) {
+		struct sim_op *op = p->op;
+
+		if (!is_p2p(op) || op->root != op->comm->rank)
+			continue;
+		op->self_unpaired = 1;
+	}
+	for (p = list; p; p = p->next) {
+		struct sim_op *rop = p->op;
+
+		if (rop->func != ncclFuncRecv || !rop->self_unpaired)
+			continue;
+		for (q = list; q; q = q->next) {
+			struct sim_op *sop = q->op;
+
+			if (sop->func == ncclFuncSend && sop->self_unpaired &&
+			    sop->comm == rop->comm && sop->root == sop->comm->rank) {
+				sop->self_unpaired = rop->self_unpaired = 0;
+				rop->self_src = sop->sendbuff;
+				rop->self_bytes = sop->mbytes < rop->mbytes ? sop->mbytes :
+									     rop->mbytes;
+				break;
+			}
+		}
+	}
+}
+
 static ncclResult_t launch(struct pending *list)
 {
 	ncclResult_t res = ncclSuccess, r;
 	struct pending *p, *q, *next;
 	int i, c;
+
+	pair_self(list);
 
 	for (p = list; p; p = p->next) {
 		struct sim_op *op = p->op;
@@ -678,14 +715,28 @@ NCCL_API(ncclResult_t, ncclGroupEnd, void)
 static const char *func_name(int func)
 {
 	static const char *const names[] = { "Broadcast", "Reduce", "AllGather", "ReduceScatter",
-					     "AllReduce", "SendRecv", "Send", "Recv" };
+					     "AllReduce", "SendRecv", "Send", "Recv", "AlltoAll",
+					     "Scatter", "Gather" };
 
 	return names[func];
 }
 
+static ncclResult_t enqueue_part(int func, int api, const void *sendbuff, void *recvbuff,
+				 size_t count, int dtype, int redop, int root, ncclComm_t comm,
+				 cudaStream_t stream, int logged);
+
 /* Validates, logs and queues (in a group) or launches one call. */
 static ncclResult_t enqueue(int func, const void *sendbuff, void *recvbuff, size_t count,
 			    int dtype, int redop, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return enqueue_part(func, func, sendbuff, recvbuff, count, dtype, redop, root, comm,
+			    stream, 1);
+}
+
+/* One task of call API (itself, or a p2p part of an AlltoAll...), logged if LOGGED. */
+static ncclResult_t enqueue_part(int func, int api, const void *sendbuff, void *recvbuff,
+				 size_t count, int dtype, int redop, int root, ncclComm_t comm,
+				 cudaStream_t stream, int logged)
 {
 	int p2p = func == ncclFuncSend || func == ncclFuncRecv;
 	int has_redop = func == ncclFuncAllReduce || func == ncclFuncReduce ||
@@ -711,9 +762,8 @@ static ncclResult_t enqueue(int func, const void *sendbuff, void *recvbuff, size
 	} else if (has_redop && (redop < 0 || redop >= ncclNumOps)) {
 		sim_set_last_error("nccl%s: invalid reduction operation %d", func_name(func), redop);
 		res = ncclInvalidArgument;
-	} else if ((has_root || p2p) && (root < 0 || root >= comm->nRanks ||
-					  (p2p && root == comm->rank))) {
-		sim_set_last_error("nccl%s: invalid %s %d (nranks %d; no p2p to self)", func_name(func),
+	} else if ((has_root || p2p) && (root < 0 || root >= comm->nRanks)) {
+		sim_set_last_error("nccl%s: invalid %s %d (nranks %d)", func_name(func),
 				   p2p ? "peer" : "root", root, comm->nRanks);
 		res = ncclInvalidArgument;
 	}
@@ -734,6 +784,7 @@ static ncclResult_t enqueue(int func, const void *sendbuff, void *recvbuff, size
 		res = ncclSystemError;
 		goto log;
 	}
+	op->api = api;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		res = ncclSystemError;
@@ -750,9 +801,108 @@ static ncclResult_t enqueue(int func, const void *sendbuff, void *recvbuff, size
 		res = launch(p);
 	}
 log:
-	sim_calllog(comm, func_name(func), !p2p, seq, count, dtype,
-		    has_redop ? redop : -1, has_root ? root : -1, p2p ? root : -1, 1, res, NULL);
+	if (logged)
+		sim_calllog(comm, func_name(func), !p2p, seq, count, dtype,
+			    has_redop ? redop : -1, has_root ? root : -1, p2p ? root : -1, 1, res,
+			    NULL);
 	return res;
+}
+
+/*
+ * AlltoAll, Gather and Scatter as NCCL 2.28 makes them (enqueue.cc): one
+ * p2p send and/or receive per peer, itself included, in an implicit group.
+ * They are p2p work: NCCL's per-function collective counts (seqNumber[])
+ * do not move, their proxy ops carry p2p ids and collAPI names the call.
+ */
+static ncclResult_t p2p_coll(int api, const void *sendbuff, void *recvbuff, size_t count,
+			     int dtype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	ncclResult_t res = ncclSuccess;
+	size_t bytes;
+	int n, me, r;
+
+	if (!comm_ok(comm)) {
+		sim_set_last_error("nccl%s: invalid communicator %p", func_name(api), (void *)comm);
+		res = ncclInvalidArgument;
+		comm = NULL;
+		goto log;
+	}
+	n = comm->nRanks;
+	me = comm->rank;
+	if (dtype < 0 || dtype >= ncclNumTypes) {
+		sim_set_last_error("nccl%s: invalid type %d", func_name(api), dtype);
+		res = ncclInvalidArgument;
+	} else if (api != ncclFuncAlltoAll && (root < 0 || root >= n)) {
+		sim_set_last_error("nccl%s: invalid root %d (nranks %d)", func_name(api), root, n);
+		res = ncclInvalidArgument;
+	} else if (count && (!sendbuff && (api != ncclFuncScatter || me == root))) {
+		sim_set_last_error("nccl%s: sendbuff is NULL", func_name(api));
+		res = ncclInvalidArgument;
+	} else if (count && (!recvbuff && (api != ncclFuncGather || me == root))) {
+		sim_set_last_error("nccl%s: recvbuff is NULL", func_name(api));
+		res = ncclInvalidArgument;
+	}
+	if (res || !count)	/* NCCL drops an empty collective */
+		goto log;
+	bytes = count * sim_dtype_size(dtype);
+	t_group_depth++;
+	for (r = 0; r < n && !res; r++) {
+		const char *sb = (const char *)sendbuff + (size_t)r * bytes;
+		char *rb = (char *)recvbuff + (size_t)r * bytes;
+
+		if (api == ncclFuncAlltoAll) {
+			res = enqueue_part(ncclFuncSend, api, sb, NULL, count, dtype, -1, r, comm,
+					   stream, 0);
+			if (!res)
+				res = enqueue_part(ncclFuncRecv, api, NULL, rb, count, dtype, -1, r,
+						   comm, stream, 0);
+		} else if (api == ncclFuncGather) {
+			if (r == 0)
+				res = enqueue_part(ncclFuncSend, api, sendbuff, NULL, count, dtype,
+						   -1, root, comm, stream, 0);
+			if (!res && me == root)
+				res = enqueue_part(ncclFuncRecv, api, NULL, rb, count, dtype, -1, r,
+						   comm, stream, 0);
+		} else {
+			if (me == root)
+				res = enqueue_part(ncclFuncSend, api, sb, NULL, count, dtype, -1, r,
+						   comm, stream, 0);
+			if (!res && r == n - 1)
+				res = enqueue_part(ncclFuncRecv, api, NULL, recvbuff, count, dtype,
+						   -1, root, comm, stream, 0);
+		}
+	}
+	if (--t_group_depth == 0 && t_pending) {
+		struct pending *list = t_pending;
+		ncclResult_t lr;
+
+		t_pending = NULL;
+		lr = launch(list);
+		if (!res)
+			res = lr;
+	}
+log:
+	sim_calllog(comm, func_name(api), 0, 0, count, dtype, -1,
+		    api == ncclFuncAlltoAll ? -1 : root, -1, 1, res, NULL);
+	return res;
+}
+
+NCCL_API(ncclResult_t, ncclAlltoAll, const void *sendbuff, void *recvbuff, size_t count,
+	 ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	return p2p_coll(ncclFuncAlltoAll, sendbuff, recvbuff, count, datatype, -1, comm, stream);
+}
+
+NCCL_API(ncclResult_t, ncclGather, const void *sendbuff, void *recvbuff, size_t count,
+	 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return p2p_coll(ncclFuncGather, sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+NCCL_API(ncclResult_t, ncclScatter, const void *sendbuff, void *recvbuff, size_t count,
+	 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return p2p_coll(ncclFuncScatter, sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 NCCL_API(ncclResult_t, ncclAllReduce, const void *sendbuff, void *recvbuff, size_t count,

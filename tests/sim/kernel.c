@@ -111,7 +111,7 @@ static struct ncclProxyArgs *args_new(struct sim_op *op, struct ncclComm *comm, 
 	a->dtype = (uint8_t)op->dtype;
 	a->redOp = dev_redop(op->redop, op->dtype);
 	a->coll = (uint8_t)op->func;
-	a->collAPI = (uint8_t)op->func;
+	a->collAPI = (uint8_t)op->api;
 	a->protocol = 2;	/* NCCL_PROTO_SIMPLE */
 	a->algorithm = 1;	/* NCCL_ALGO_RING */
 	a->state = ncclProxyOpReady;
@@ -192,6 +192,7 @@ struct sim_op *sim_op_new(struct ncclComm *comm, int func, const void *sendbuff,
 		return NULL;
 	op->comm = comm;
 	op->func = func;
+	op->api = func;
 	op->sendbuff = sendbuff;
 	op->recvbuff = recvbuff;
 	op->count = count;
@@ -292,6 +293,12 @@ static void consume(const struct sim_op *op, int k)
 				src_of(op, p, k, op->sendbuff + off), len);
 		break;
 	case ncclFuncRecv:
+		if (op->root == me) {	/* from itself: the paired send's buffer */
+			if (off < op->self_bytes)
+				memcpy(op->recvbuff + off, op->self_src + off,
+				       op->self_bytes - off < len ? op->self_bytes - off : len);
+			break;
+		}
 		memcpy(op->recvbuff + off, src_of(op, op->root, k, NULL), len);
 		break;
 	}
@@ -331,6 +338,8 @@ static int op_step(struct sim_op *op)
 		op->prodK = op->consK = op->nchunks;
 		return 1;
 	}
+	if (op->self_unpaired)
+		return 0;	/* NCCL's kernel waits for the other half */
 	for (i = 0; i < op->nargs; i++)
 		if (op->args[i]->simIntra)
 			moved |= sim_intra_progress(op->args[i]);

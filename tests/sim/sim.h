@@ -30,7 +30,8 @@
 /* ncclFunc_t, as NCCL */
 enum { ncclFuncBroadcast = 0, ncclFuncReduce = 1, ncclFuncAllGather = 2,
        ncclFuncReduceScatter = 3, ncclFuncAllReduce = 4, ncclFuncSendRecv = 5,
-       ncclFuncSend = 6, ncclFuncRecv = 7 };
+       ncclFuncSend = 6, ncclFuncRecv = 7, ncclFuncAlltoAll = 8, ncclFuncScatter = 9,
+       ncclFuncGather = 10 };
 
 /* NCCL's profiler states (plugin/nccl_profiler.h, v4/v5) */
 enum {
@@ -254,6 +255,15 @@ struct ncclComm {
 struct sim_op {
 	struct ncclComm *comm;
 	int func;			/* ncclFunc_t */
+	int api;			/* the call that made it (collAPI): AlltoAll... */
+	/*
+	 * p2p with itself (peer == rank): no connection; the recv copies from
+	 * the send paired with it at launch (self_src), which NCCL requires in
+	 * the same group.  A self send or recv left unpaired never completes.
+	 */
+	const uint8_t *self_src;
+	size_t self_bytes;
+	int self_unpaired;
 	const uint8_t *sendbuff;
 	uint8_t *recvbuff;
 	size_t count;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum skip_which { SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS };
-enum pattern { PAT_PLAIN, PAT_PYTORCH };
+enum skip_which { SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS, SKIP_PPSEND, SKIP_A2A };
+enum pattern { PAT_PLAIN, PAT_PYTORCH, PAT_MOE };
 enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
 
 struct simjob_opts {
@@ -65,7 +65,13 @@ static const char simjob_usage[] =
 "                       compute kernels and every call queued on one stream\n"
 "                       without waiting, 4 same-size TP all-reduces, the\n"
 "                       pipeline send/recv group on the world comm, then one\n"
-"                       event record + cudaEventSynchronize per step\n"
+"                       event record + cudaEventSynchronize per step; moe\n"
+"                       (PP >= 2, TP 1): a mixture-of-experts step as\n"
+"                       PyTorch drives it: a compute and an NCCL stream\n"
+"                       joined by events both ways, expert all-to-alls on\n"
+"                       each stage's DP comm as one group of send/recv per\n"
+"                       peer (itself included), pipeline send/recv on the\n"
+"                       world comm, a host sync every other step\n"
 "  --wait-start FILE    ranks wait after init until FILE exists (attach a tracer)\n"
 "  --pidfile FILE       write 'RANK PID' lines once all ranks are started\n"
 "  --timeout SEC        kill the ranks after SEC seconds, exit 124\n"
@@ -73,7 +79,10 @@ static const char simjob_usage[] =
 "Application faults (R rank, S step, 0-based):\n"
 "  --skip R:S[:WHICH]   rank R skips a collective at step S; WHICH tp (every TP\n"
 "                       all-reduce of the step), tp1 (the second one), dp, pp\n"
-"                       or loss (default: the world all-reduce)\n"
+"                       (the whole pipeline group), ppsend (only its first\n"
+"                       send), a2a (moe: its send to the next DP peer in the\n"
+"                       dispatch all-to-all) or loss (default: the world\n"
+"                       all-reduce)\n"
 "  --mismatch R:S:FIELD rank R's loss all-reduce at step S differs in FIELD:\n"
 "                       op (a Reduce), count, dtype or redop\n"
 "  --slow R:S:F[:N]     rank R's compute phase is F times longer from step S on\n"
@@ -154,6 +163,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		case 'X':
 			if (!strcmp(optarg, "plain")) o->pattern = PAT_PLAIN;
 			else if (!strcmp(optarg, "pytorch")) o->pattern = PAT_PYTORCH;
+			else if (!strcmp(optarg, "moe")) o->pattern = PAT_MOE;
 			else return simjob_bad("pattern", optarg);
 			break;
 		case 'h': fputs(simjob_usage, stdout); exit(0);
@@ -165,6 +175,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			else if (rest && !strcmp(rest, "tp1")) o->skip_which = SKIP_TP1;
 			else if (rest && !strcmp(rest, "dp")) o->skip_which = SKIP_DP;
 			else if (rest && !strcmp(rest, "pp")) o->skip_which = SKIP_PP;
+			else if (rest && !strcmp(rest, "ppsend")) o->skip_which = SKIP_PPSEND;
+			else if (rest && !strcmp(rest, "a2a")) o->skip_which = SKIP_A2A;
 			else if (rest && strcmp(rest, "loss")) return simjob_bad("skip", optarg);
 			break;
 		case 'M':
@@ -219,6 +231,14 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	if (o->ranks_per_host < 0 || o->ranks < 1 || o->ranks > 64 || o->tp < 1 || o->pp < 1 ||
 	    o->ranks % (o->tp * o->pp)) {
 		fprintf(stderr, "ccld-simjob: --ranks (1..64) must be a multiple of --tp x --pp\n");
+		return -1;
+	}
+	if (o->pattern == PAT_MOE && (o->pp < 2 || o->tp != 1)) {
+		fprintf(stderr, "ccld-simjob: --pattern moe needs --pp 2 or more and --tp 1\n");
+		return -1;
+	}
+	if (o->skip_rank >= 0 && o->skip_which == SKIP_A2A && o->pattern != PAT_MOE) {
+		fprintf(stderr, "ccld-simjob: --skip R:S:a2a needs --pattern moe\n");
 		return -1;
 	}
 	if (o->steps < 0 || o->size < 4 || o->compute_ms < 0 || o->jitter_pct < 0 ||

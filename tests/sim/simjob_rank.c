@@ -223,6 +223,252 @@ static int tp_allreduce(float *buf, size_t count, int step, ncclComm_t comm, cud
 	return 1;
 }
 
+/* ---- --pattern moe ------------------------------------------------------ */
+
+/*
+ * A mixture-of-experts step driven as PyTorch's ProcessGroupNCCL does:
+ * compute kernels on one stream, every NCCL call on another, the two joined
+ * by events both ways; each stage's DP comm is the expert-parallel group:
+ * the dispatch all-to-all is one group of send/recv per peer, itself
+ * included (all_to_all_single with uneven splits), the combine one
+ * ncclAlltoAll (equal splits, NCCL >= 2.28); the pipeline send/recv on the
+ * world comm; the host
+ * synchronises every other step, so the CPU runs up to two steps ahead.
+ * Buffers are doubled by step parity for that run-ahead.
+ */
+struct moe {
+	ncclComm_t world, ep;
+	int n, ep_n, ep_i, stage, pp, dp_stride;
+	cudaStream_t cs, ns;
+	cudaEvent_t to_nccl, to_comp, sync;
+	size_t tok, act, grad;
+	float *disp_s[2], *disp_r[2], *comb_s[2], *comb_r[2];
+	float *acts[2], *actr[2], *grds[2], *grdr[2], *grads[2], *loss[2];
+	double kus[2][2];
+	struct expert_arg { double us; const float *in; float *out; size_t n; } expert[2];
+	int done_step;		/* latest step whose results were checked */
+};
+
+/* the experts' kernel: what they send back is what they got, plus one */
+static void expert_kernel(void *arg)
+{
+	const struct expert_arg *e = arg;
+	size_t i;
+
+	ccldsim_gpu_busy(e->us);
+	for (i = 0; i < e->n; i++)
+		e->out[i] = e->in[i] + 1;
+}
+
+static float in_a2a(int from, int to, int step, size_t i)
+{
+	return (float)((from * 7 + to * 3 + step + i) % 17);
+}
+
+static void moe_init(struct moe *m, ncclComm_t world, ncclComm_t ep, int n, int ep_n,
+		     int ep_i, int stage, int pp, size_t size)
+{
+	int b;
+
+	m->world = world;
+	m->ep = ep;
+	m->n = n;
+	m->ep_n = ep_n;
+	m->ep_i = ep_i;
+	m->stage = stage;
+	m->pp = pp;
+	m->dp_stride = ep_n;	/* world ranks of one stage are consecutive */
+	m->tok = size / 8 ? size / 8 : 1;
+	m->act = size / 4 ? size / 4 : 1;
+	m->grad = size;
+	m->done_step = -1;
+	CUDAOK(cudaStreamCreateWithFlags(&m->cs, cudaStreamNonBlocking));
+	CUDAOK(cudaStreamCreateWithFlags(&m->ns, cudaStreamNonBlocking));
+	CUDAOK(cudaEventCreateWithFlags(&m->to_nccl, cudaEventDisableTiming));
+	CUDAOK(cudaEventCreateWithFlags(&m->to_comp, cudaEventDisableTiming));
+	CUDAOK(cudaEventCreateWithFlags(&m->sync, cudaEventDisableTiming));
+	for (b = 0; b < 2; b++) {
+		m->disp_s[b] = dalloc(m->tok * ep_n * 4);
+		m->disp_r[b] = dalloc(m->tok * ep_n * 4);
+		m->comb_s[b] = dalloc(m->tok * ep_n * 4);
+		m->comb_r[b] = dalloc(m->tok * ep_n * 4);
+		m->acts[b] = dalloc(m->act * 4);
+		m->actr[b] = dalloc(m->act * 4);
+		m->grds[b] = dalloc(m->act * 4);
+		m->grdr[b] = dalloc(m->act * 4);
+		m->grads[b] = dalloc(m->grad * 4);
+		m->loss[b] = dalloc(16);
+	}
+}
+
+/* the compute stream's work so far is ordered before the NCCL stream's next */
+static void moe_join(cudaEvent_t ev, cudaStream_t from, cudaStream_t to)
+{
+	CUDAOK(cudaEventRecord(ev, from));
+	CUDAOK(cudaStreamWaitEvent(to, ev, 0));
+}
+
+/* one all-to-all of the EP comm as a group of send/recv per peer */
+static void moe_a2a(struct moe *m, const float *sb, float *rb, int skip_send_to)
+{
+	int q;
+
+	NCCLOK(ncclGroupStart());
+	for (q = 0; q < m->ep_n; q++) {
+		if (q != skip_send_to)
+			NCCLOK(ncclSend(sb + q * m->tok, m->tok, ncclFloat, q, m->ep, m->ns));
+		NCCLOK(ncclRecv(rb + q * m->tok, m->tok, ncclFloat, q, m->ep, m->ns));
+	}
+	NCCLOK(ncclGroupEnd());
+}
+
+static void moe_check(struct moe *m, int step)
+{
+	int b = step & 1, q, rank = m->stage * m->dp_stride + m->ep_i, r;
+	size_t i;
+	float want, back;
+
+	/* dispatch: what q sent me; combine: what I sent q, plus one */
+	for (q = 0; q < m->ep_n; q++)
+		for (i = 0; i < m->tok; i++) {
+			want = in_a2a(q, m->ep_i, step, i);
+			back = in_a2a(m->ep_i, q, step, i) + 1;
+			if (m->disp_r[b][q * m->tok + i] != want ||
+			    m->comb_r[b][q * m->tok + i] != back) {
+				if (g_errors++ < 10)
+					fprintf(stderr, "rank %d step %d: all-to-all from %d element"
+						" %zu is %g/%g, want %g/%g\n", g_rank, step, q, i,
+						m->disp_r[b][q * m->tok + i],
+						m->comb_r[b][q * m->tok + i], want, back);
+				return;
+			}
+		}
+	for (i = 0; i < m->act; i++) {
+		if ((m->stage > 0 && m->actr[b][i] != in_pp(rank - m->dp_stride, step, i)) ||
+		    (m->stage + 1 < m->pp && m->grdr[b][i] != in_pp(rank + m->dp_stride, step, i))) {
+			if (g_errors++ < 10)
+				fprintf(stderr, "rank %d step %d: pipeline element %zu wrong\n",
+					g_rank, step, i);
+			return;
+		}
+	}
+	for (i = 0; i < m->grad; i++) {
+		float s = 0;
+
+		for (q = 0; q < m->ep_n; q++)
+			s += in_dp(m->stage * m->dp_stride + q, step, i);
+		if (m->grads[b][i] != s) {
+			if (g_errors++ < 10)
+				fprintf(stderr, "rank %d step %d: gradient all-reduce element %zu is"
+					" %g, want %g\n", g_rank, step, i, m->grads[b][i], s);
+			return;
+		}
+	}
+	r = m->n;
+	if (m->loss[b][0] != (float)(r * (r - 1) / 2 + r * step) && g_errors++ < 10)
+		fprintf(stderr, "rank %d step %d: loss %g\n", g_rank, step, m->loss[b][0]);
+}
+
+/*
+ * One step (compute C ms in three kernels); SKIP is the --skip kind of this
+ * rank at this step (or -1), MM whether its loss all-reduce mismatches.
+ * Returns the collectives called; *P2PS counts the p2p calls.
+ */
+static long moe_step(struct moe *m, int step, double c, int skip, int mm, long *p2ps)
+{
+	int b = step & 1, q, rank = g_rank, last = m->stage + 1 == m->pp;
+	long colls = 0;
+	size_t i;
+
+	m->kus[b][0] = m->kus[b][1] = c * 1e3 / 3;
+	m->expert[b] = (struct expert_arg){ c * 1e3 / 3, m->disp_r[b], m->comb_s[b],
+					    m->tok * m->ep_n };
+	for (q = 0; q < m->ep_n; q++)
+		for (i = 0; i < m->tok; i++) {
+			m->disp_s[b][q * m->tok + i] = in_a2a(m->ep_i, q, step, i);
+			m->disp_r[b][q * m->tok + i] = m->comb_r[b][q * m->tok + i] = -1;
+		}
+	/* attention, then the tokens to their experts */
+	CUDAOK(ccldsim_stream_launch(m->cs, gpu_compute_kernel, &m->kus[b][0]));
+	moe_join(m->to_nccl, m->cs, m->ns);
+	moe_a2a(m, m->disp_s[b], m->disp_r[b], skip == SKIP_A2A ? (m->ep_i + 1) % m->ep_n : -1);
+	*p2ps += 2 * m->ep_n - (skip == SKIP_A2A);
+	/* the experts, then their output back to the tokens' ranks */
+	moe_join(m->to_comp, m->ns, m->cs);
+	CUDAOK(ccldsim_stream_launch(m->cs, expert_kernel, &m->expert[b]));
+	moe_join(m->to_nccl, m->cs, m->ns);
+	/* equal splits: PyTorch 2.11 calls ncclAlltoAll (NCCL >= 2.28) */
+	NCCLOK(ncclAlltoAll(m->comb_s[b], m->comb_r[b], m->tok, ncclFloat, m->ep, m->ns));
+	colls++;
+	/* the pipeline on the world comm: activations on, gradients back */
+	for (i = 0; i < m->act; i++)
+		m->acts[b][i] = m->grds[b][i] = in_pp(rank, step, i);
+	if (skip != SKIP_PP) {
+		int drop = skip == SKIP_PPSEND;	/* its first send is left out */
+
+		NCCLOK(ncclGroupStart());
+		if (!last) {
+			if (!drop)
+				NCCLOK(ncclSend(m->acts[b], m->act, ncclFloat, rank + m->dp_stride,
+						m->world, m->ns));
+			NCCLOK(ncclRecv(m->grdr[b], m->act, ncclFloat, rank + m->dp_stride,
+					m->world, m->ns));
+			*p2ps += 2 - drop;
+			drop = 0;
+		}
+		if (m->stage > 0) {
+			NCCLOK(ncclRecv(m->actr[b], m->act, ncclFloat, rank - m->dp_stride,
+					m->world, m->ns));
+			if (!drop)
+				NCCLOK(ncclSend(m->grds[b], m->act, ncclFloat, rank - m->dp_stride,
+						m->world, m->ns));
+			*p2ps += 2 - drop;
+		}
+		NCCLOK(ncclGroupEnd());
+	}
+	/* backward, then the dense gradients over the stage's DP group */
+	moe_join(m->to_comp, m->ns, m->cs);
+	CUDAOK(ccldsim_stream_launch(m->cs, gpu_compute_kernel, &m->kus[b][1]));
+	for (i = 0; i < m->grad; i++)
+		m->grads[b][i] = in_dp(rank, step, i);
+	moe_join(m->to_nccl, m->cs, m->ns);
+	if (skip != SKIP_DP) {
+		NCCLOK(ncclAllReduce(m->grads[b], m->grads[b], m->grad, ncclFloat, ncclSum, m->ep,
+				     m->ns));
+		colls++;
+	}
+	m->loss[b][0] = (float)(rank + step);
+	m->loss[b][1] = 1.0f;
+	if (skip != SKIP_LOSS) {
+		if (mm && o.mm_field == MM_OP)
+			NCCLOK(ncclReduce(m->loss[b], m->loss[b], 2, ncclFloat, ncclSum, 0, m->world,
+					  m->ns));
+		else if (mm && o.mm_field == MM_COUNT)
+			NCCLOK(ncclAllReduce(m->loss[b], m->loss[b], 3, ncclFloat, ncclSum, m->world,
+					     m->ns));
+		else if (mm && o.mm_field == MM_DTYPE)
+			NCCLOK(ncclAllReduce(m->loss[b], m->loss[b], 1, ncclDouble, ncclSum,
+					     m->world, m->ns));
+		else if (mm && o.mm_field == MM_REDOP)
+			NCCLOK(ncclAllReduce(m->loss[b], m->loss[b], 2, ncclFloat, ncclMax, m->world,
+					     m->ns));
+		else
+			NCCLOK(ncclAllReduce(m->loss[b], m->loss[b], 2, ncclFloat, ncclSum,
+					     m->world, m->ns));
+		colls++;
+	}
+	/* the host waits every other step: the two steps' results are checked */
+	if (step & 1 || step + 1 == o.steps) {
+		CUDAOK(cudaEventRecord(m->sync, m->ns));
+		CUDAOK(cudaEventSynchronize(m->sync));
+		for (q = m->done_step + 1; q <= step; q++)
+			if (q >= step - 1 && q != o.skip_step && q != o.mm_step)
+				moe_check(m, q);
+		m->done_step = step;
+	}
+	return colls;
+}
+
 int main(int argc, char **argv)
 {
 	int n, tp, dp, pp, tpi, dpi, ppi, step, k, l, ndev, pt;
@@ -238,6 +484,7 @@ int main(int argc, char **argv)
 	int32_t *bar;
 	double t0, tstart, total_ms = 0, max_ms = 0;
 	long colls = 0, p2ps = 0;
+	struct moe moe;
 
 	if (simjob_parse(argc, argv, &o))
 		return 2;
@@ -295,6 +542,8 @@ int main(int argc, char **argv)
 	dp_ctx[1] = dp;
 	for (k = 0; k < dp; k++)
 		dp_ctx[2 + k] = (ppi * dp + k) * tp + tpi;
+	if (o.pattern == PAT_MOE)
+		moe_init(&moe, world, cdp, n, dp, dpi, ppi, pp, size);
 	if (o.verbose)
 		fprintf(stderr, "rank %d pid %d: tp %d/%d dp %d/%d pp %d/%d\n", g_rank, (int)getpid(),
 			tpi, tp, dpi, dp, ppi, pp);
@@ -335,6 +584,10 @@ int main(int argc, char **argv)
 		if (g_rank == o.slow_rank && step >= o.slow_step &&
 		    (!o.slow_steps || step < o.slow_step + o.slow_steps))
 			c *= o.slow_factor;
+		if (o.pattern == PAT_MOE) {
+			colls += moe_step(&moe, step, c, skip, mm, &p2ps);
+			goto step_done;
+		}
 		tp_ctx[0] = step;
 		if (pt) {
 			/* forward: two layers, each a kernel then its TP all-reduce */
@@ -359,18 +612,23 @@ int main(int argc, char **argv)
 				colls += tp_allreduce(tpb[l], l ? size / 4 : size, step, ctp, s);
 		/* pipeline: activations forward, gradients backward, one group */
 		if (pp > 1 && skip != SKIP_PP) {
+			int drop = skip == SKIP_PPSEND;	/* its first send left out */
+
 			for (i = 0; i < act; i++)
 				acts[i] = grds[i] = in_pp(g_rank, step, i);
 			NCCLOK(ncclGroupStart());
 			if (ppi + 1 < pp) {
-				NCCLOK(ncclSend(acts, act, ncclFloat, pnext, ppc, s));
+				if (!drop)
+					NCCLOK(ncclSend(acts, act, ncclFloat, pnext, ppc, s));
 				NCCLOK(ncclRecv(grdr, act, ncclFloat, pnext, ppc, s));
-				p2ps += 2;
+				p2ps += 2 - drop;
+				drop = 0;
 			}
 			if (ppi > 0) {
 				NCCLOK(ncclRecv(actr, act, ncclFloat, pprev, ppc, s));
-				NCCLOK(ncclSend(grds, act, ncclFloat, pprev, ppc, s));
-				p2ps += 2;
+				if (!drop)
+					NCCLOK(ncclSend(grds, act, ncclFloat, pprev, ppc, s));
+				p2ps += 2 - drop;
 			}
 			NCCLOK(ncclGroupEnd());
 		}
@@ -449,6 +707,7 @@ int main(int argc, char **argv)
 		    (loss[0] != want_loss || loss[1] != (float)n) && g_errors++ < 10)
 			fprintf(stderr, "rank %d step %d: loss %g tokens %g, want %g %d\n",
 				g_rank, step, loss[0], loss[1], want_loss, n);
+step_done:
 		sleep_ms(o.step_delay_ms);
 		t0 = now_ms() - t0;
 		total_ms += t0;
