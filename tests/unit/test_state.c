@@ -60,7 +60,8 @@ static void feed_call(struct state *s, int fn, uint64_t comm, uint64_t ts,
 	e.u.call.count = 1024;
 	e.u.call.dtype = 7; /* float32 */
 	e.u.call.redop = 0;
-	e.u.call.root_or_peer = ccld_fn_is_p2p(fn) ? 5 : -1;
+	e.u.call.root_or_peer = ccld_fn_is_p2p(fn) || fn == CCLD_FN_GATHER ||
+				fn == CCLD_FN_SCATTER ? 5 : -1;
 	state_feed(s, 0, &e);
 }
 
@@ -232,6 +233,50 @@ static void test_nccl_seq_in_group(void)
 	CHECK_INT(done[4].group, -1);
 	CHECK_INT(done[4].rank, 3);
 	CHECK_INT(done[4].comm_hash, 0xabcdef);
+	state_free(s);
+}
+
+/*
+ * AlltoAll and Gather are p2p work in NCCL 2.28: seqNumber[] does not move
+ * for them, so the collective after one has the same NCCL count.  Each is
+ * fed as its Send/Recv parts (every peer, itself included), with p2p seqs
+ * per peer; the collective after it keeps its own seq.
+ */
+static void test_alltoall_parts(void)
+{
+	struct state *s = fresh();
+	const uint64_t comm = 0x9100;
+	int i, sends = 0, recvs = 0;
+
+	feed_call(s, CCLD_FN_ALLTOALL, comm, 100, true, 7);
+	CHECK_INT(nentered, 16);	/* rank 3 of 8: a send and a recv per rank */
+	feed_ret(s, CCLD_FN_ALLTOALL, 101, 0);
+	CHECK_INT(ndone, 17);		/* 16 parts, then the call */
+	for (i = 0; i < 16; i++) {
+		CHECK_INT(done[i].part_of, CCLD_FN_ALLTOALL);
+		CHECK_INT(done[i].seq, 0);
+		CHECK_INT(done[i].count, 1024);
+		sends += done[i].fn == CCLD_FN_SEND;
+		recvs += done[i].fn == CCLD_FN_RECV;
+	}
+	CHECK_INT(sends, 8);
+	CHECK_INT(recvs, 8);
+	CHECK_INT(done[6].peer, 3);	/* to itself too */
+	CHECK_INT(done[16].fn, CCLD_FN_ALLTOALL);
+	CHECK_INT(done[16].part_of, 0);
+	CHECK_INT(done[16].seq, -1);
+	/* NCCL's count did not move: the all-reduce is seq 7, as it would be */
+	feed_call(s, CCLD_FN_ALLREDUCE, comm, 110, true, 7);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 111, 0);
+	CHECK_INT(done[17].seq, 7);
+	/* Gather to root 5 from rank 3: one send, to 5, its second to 5 */
+	feed_call(s, CCLD_FN_GATHER, comm, 120, true, 8);
+	feed_ret(s, CCLD_FN_GATHER, 121, 0);
+	CHECK_INT(ndone, 20);
+	CHECK_INT(done[18].fn, CCLD_FN_SEND);
+	CHECK_INT(done[18].peer, 5);
+	CHECK_INT(done[18].seq, 1);
+	CHECK_INT(done[19].fn, CCLD_FN_GATHER);
 	state_free(s);
 }
 
@@ -442,6 +487,7 @@ int main(void)
 	test_init_then_local_seq();
 	test_ident_kept_from_args();
 	test_nccl_seq_in_group();
+	test_alltoall_parts();
 	test_group_end_lost();
 	test_blocked_and_flush();
 	test_exit();

@@ -317,7 +317,7 @@ static void sink_call_done(void *ctx, const struct call_rec *c)
 		feed_an(p, c->host_id);
 	}
 
-	if (!p->o.events)
+	if (!p->o.events || c->part_of)	/* a part: its call is printed */
 		return;
 	if (p->o.json)
 		out_call_json(p->o.out, h, c);

@@ -56,6 +56,12 @@ struct call_rec {
 	uint64_t bytes;
 	uint64_t stream;
 	int64_t group;		/* per-thread group id, -1 outside a group */
+	/*
+	 * A Send or Recv that is a part of this call (AlltoAll, Gather,
+	 * Scatter: state_calls.c), fed to the analyzer, never printed; 0 for
+	 * a call of its own.
+	 */
+	int part_of;
 	bool has_ret;
 	int64_t ret;
 	uint64_t t_ns;		/* entry, CLOCK_MONOTONIC of the host */

@@ -180,6 +180,84 @@ void st_on_cuda(struct state *s, uint32_t host, const struct ccld_event *ev)
 	}
 }
 
+/*
+ * AlltoAll, Gather and Scatter are p2p work in NCCL 2.28 (enqueue.cc): one
+ * send and/or receive per peer, itself included, with p2p proxy ops, and
+ * NCCL's per-function collective counts (seqNumber[], CCLD_F_SEQ) do not
+ * move.  ccld counts and analyses them as those parts: the call's own
+ * record is printed, its parts feed the analyzer as Send/Recv.
+ */
+static bool p2p_collective(int fn)
+{
+	return fn == CCLD_FN_ALLTOALL || fn == CCLD_FN_GATHER || fn == CCLD_FN_SCATTER;
+}
+
+/* call C has a part toward PEER in direction DIR (0 send, 1 recv) */
+static bool has_part(const struct call_rec *c, int32_t peer, int dir)
+{
+	switch (c->fn) {
+	case CCLD_FN_ALLTOALL:
+		return true;
+	case CCLD_FN_GATHER:
+		return dir ? c->rank == c->root : peer == c->root;
+	default:	/* Scatter */
+		return dir ? peer == c->root : c->rank == c->root;
+	}
+}
+
+/* part PEER/DIR of C, with its p2p seq */
+static void part_of(struct call_rec *part, const struct call_rec *c, int32_t peer,
+		    int dir, int64_t seq)
+{
+	*part = *c;
+	part->part_of = c->fn;
+	part->fn = dir ? CCLD_FN_RECV : CCLD_FN_SEND;
+	part->peer = peer;
+	part->root = -1;
+	part->redop = 0xff;
+	part->bytes = c->count * dtype_size(c->dtype);
+	part->seq = seq;
+}
+
+static void enter_parts(struct state *s, uint32_t host, struct comm_rank *cr,
+			const struct call_rec *c)
+{
+	struct call_rec part;
+	int32_t r;
+	int d;
+
+	for (r = 0; r < c->nranks; r++)
+		for (d = 0; d < 2; d++) {
+			struct p2p_counter *slot;
+
+			if (!has_part(c, r, d) || !(slot = p2p_slot(cr, r, d)))
+				continue;
+			part_of(&part, c, r, d, slot->next++);
+			slot->last_index = cr->p2p_issued++;
+			track_on_stream(s, host, c->pid, c->stream, cr, -1, cr->p2p_issued);
+			if (s->sink.call_enter)
+				s->sink.call_enter(s->sink.ctx, &part);
+		}
+}
+
+/* the parts of C returned with it (their seqs: each slot's latest) */
+static void return_parts(struct state *s, struct comm_rank *cr, const struct call_rec *c)
+{
+	struct call_rec part;
+	int32_t r;
+	int d;
+
+	for (r = 0; r < c->nranks && s->sink.call_done; r++)
+		for (d = 0; d < 2; d++) {
+			struct p2p_counter *slot;
+
+			if (!has_part(c, r, d) || !(slot = p2p_slot(cr, r, d)) || !slot->next)
+				continue;
+			part_of(&part, c, r, d, slot->next - 1);
+			s->sink.call_done(s->sink.ctx, &part);
+		}
+}
+
 void st_on_call(struct state *s, uint32_t host, const struct ccld_event *ev)
 {
 	struct thread_state *t = st_get_thread(s, host, ev->pid, ev->tid);
@@ -220,7 +298,11 @@ void st_on_call(struct state *s, uint32_t host, const struct ccld_event *ev)
 	c->group = t->group_depth ? t->group_id : -1;
 	c->t_ns = ev->ts_ns;
 
-	if (ccld_fn_is_coll(ev->fn)) {
+	if (p2p_collective(ev->fn)) {
+		c->seq = -1;	/* its parts have theirs */
+		c->seq_source = cr->from_init ? SEQ_LOCAL : SEQ_ALIGNED;
+		enter_parts(s, host, cr, c);
+	} else if (ccld_fn_is_coll(ev->fn)) {
 		if (ev->flags & CCLD_F_SEQ) {
 			/*
 			 * NCCL's count moved: the open group was launched,
@@ -257,7 +339,7 @@ void st_on_call(struct state *s, uint32_t host, const struct ccld_event *ev)
 	cr->last_ns = ev->ts_ns;
 	s->counts.calls++;
 	st_set_state(s, cr, t->group_depth ? RS_IN_GROUP : RS_IN_COLLECTIVE, ev);
-	if (s->sink.call_enter)
+	if (s->sink.call_enter && !p2p_collective(c->fn))
 		s->sink.call_enter(s->sink.ctx, c);
 }
 
@@ -279,6 +361,8 @@ static void finish_call(struct state *s, struct thread_state *t,
 			st_set_state(s, cr, t->group_depth ? RS_IN_GROUP : RS_IDLE,
 				     ev);
 	}
+	if (cr && p2p_collective(c->fn))
+		return_parts(s, cr, c);
 	if (s->sink.call_done)
 		s->sink.call_done(s->sink.ctx, c);
 }

@@ -168,6 +168,17 @@ void st_on_comm_state(struct state *s, uint32_t host, const struct ccld_event *e
 		if (next - 1 > cr->last_seq)
 			cr->last_seq = next - 1;
 	}
+	/*
+	 * Read before any call of it was seen, with nothing launched on it yet
+	 * (NCCL's launch counter at 0: attached between the comm's creation
+	 * and its first op, as a tracer started with the job is): ccld's own
+	 * counts from here, p2p ones included, are counts from the creation.
+	 * A call made but not yet launched (inside an open group) at that
+	 * moment would escape this; NCCL keeps no counter of those.
+	 */
+	if (!cr->calls && (ev->u.cstate.counts & CCLD_CS_OP_COUNT) && !ev->u.cstate.op_count &&
+	    (ev->flags & CCLD_F_SEQ) && !ev->id.nccl_seq)
+		cr->from_init = true;
 	cr->mem_read = true;
 	cr->peer_named = ev->u.cstate.source == CCLD_COMM_SRC_PEER;
 	if (s->sink.comm_state)
