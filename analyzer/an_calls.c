@@ -130,6 +130,7 @@ void an_op_enter(struct an *an, const struct an_op *op)
 		p->from_attach[d] = op->seq_from_attach;
 		sig_of(&p->last[d], op);
 		p->t_enter[d] = op->t_ns;
+		p->t_hist[d][(uint64_t)op->seq % AN_P2P_HIST] = op->t_ns;
 	} else {
 		r->seq_from_attach = op->seq_from_attach;
 		sig_of(&r->hist[op->seq % AN_HIST], op);

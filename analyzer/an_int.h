@@ -54,6 +54,9 @@ struct an_sig {
 	uint8_t fn, dtype, redop, flags;
 };
 
+/* entries of a rank's latest p2p ops kept per peer and direction */
+#define AN_P2P_HIST	16
+
 struct an_p2p {
 	int32_t peer;
 	int64_t n[2];		/* ops entered per direction (send, recv) */
@@ -61,6 +64,21 @@ struct an_p2p {
 	int64_t ndone[2];	/* ops the GPU completed */
 	struct an_sig last[2];
 	uint64_t t_enter[2];
+	/*
+	 * entry of op seq at [seq % AN_P2P_HIST]: where the GPU is follows
+	 * the first op it did not complete, not the latest entered (a CPU
+	 * that runs steps ahead has entered later ones)
+	 */
+	uint64_t t_hist[2][AN_P2P_HIST];
+	/*
+	 * ops toward the peer that finished at the rank's proxy (tier C), on
+	 * the channel of the first one seen (pch + 1; 0 none yet): a call's
+	 * parts on other channels are the same op.  A connection's ops end in
+	 * order, so the oldest open op there is the pdone-th one.
+	 */
+	int64_t pdone[2];
+	uint64_t pdone_op[2];
+	int32_t pch[2];
 	bool from_attach[2];	/* n[] counted from the attach (an_op) */
 };
 

@@ -257,7 +257,21 @@ void an_locate(struct an *an, struct an_comm *c)
 	reset(st);
 	st->open_op = comm_open_op(c);
 	loc_coll(an, c, st);
-	if (st->strength != ST_STRONG) {
+	/*
+	 * Every rank entered the round alike (H3), while a p2p op of the comm
+	 * waits for one its peer never posted: the p2p names the culprit (the
+	 * round queues behind it on the ranks' streams, or waits for ranks
+	 * that do).  A collective with a rank missing (H1) or differing (H2)
+	 * keeps its own verdict.
+	 */
+	if (st->strength == ST_STRONG && st->cls == AN_H3 && loc_p2p_unmatched(c)) {
+		reset(st);
+		loc_p2p(an, c, st);
+		if (st->strength != ST_STRONG) {
+			reset(st);
+			loc_coll(an, c, st);
+		}
+	} else if (st->strength != ST_STRONG) {
 		coll = st->strength;
 		reset(st);
 		loc_p2p(an, c, st);

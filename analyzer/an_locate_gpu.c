@@ -33,7 +33,58 @@ uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
 	return op;
 }
 
-/* entry of the rank's first call its GPU has not completed (tier B), 0 none */
+/*
+ * Entry of the call behind open proxy sub P of RK, 0 where not known: a
+ * collective's by its seq; a p2p op's by its place among the ops toward
+ * that peer: the ops finished at the proxy (a connection's ops end in
+ * order), then the open ones before it, by id.  Times do not say it: a
+ * CPU that runs ahead enters the next step's calls before the proxy has
+ * seen this one's op.
+ */
+static uint64_t sub_entry(const struct an_rank *rk, const struct an_progress *p)
+{
+	const struct an_p2p *q = NULL;
+	int64_t k;
+	uint32_t i;
+	int d = p->dir;
+
+	if (an_coll_op(p->op)) {
+		const struct an_sig *sg;
+		int64_t seq = p->seq >= 0 ? p->seq : rk->op_off_ok == 1 ? an_op_seq(rk, p->op) : -1;
+
+		if (seq < 0)
+			return 0;
+		sg = &rk->hist[(uint64_t)seq % AN_HIST];
+		return sg->seq == seq ? sg->t_enter : 0;
+	}
+	for (i = 0; i < rk->np2p && !q; i++)
+		if (rk->p2p[i].peer == p->peer)
+			q = &rk->p2p[i];
+	if (!q || q->n[d] <= 0 || (q->pch[d] && q->pch[d] != p->channel + 1))
+		return 0;
+	k = q->pdone[d];
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *o = &rk->subs[i];
+
+		k += o->op && !an_coll_op(o->op) && o->op < p->op && o->peer == p->peer &&
+		     (int)o->dir == d && o->channel == p->channel && sub_open(o);
+	}
+	if (k < q->ndone[d])
+		k = q->ndone[d];
+	if (k > q->n[d] - 1)
+		k = q->n[d] - 1;
+	if (q->n[d] - k > AN_P2P_HIST)
+		return 0;	/* no longer kept */
+	return q->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+}
+
+/*
+ * Entry of the rank's first call its GPU has not completed, 0 none.  With
+ * tier C, the call behind its oldest open proxy op: tier B completes a
+ * whole step at once (a CPU that syncs every other step leaves two steps
+ * "incomplete" that the proxy finished long ago).  Else tier B's first
+ * collective not completed, or p2p op toward a peer.
+ */
 static uint64_t first_incomplete_entry(const struct an_rank *rk)
 {
 	int64_t first = rk->completed + 1;
@@ -42,13 +93,38 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
 	uint32_t i;
 	int d;
 
+	if (rk->tierc) {
+		for (i = 0; i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+			uint64_t te;
+
+			if (!p->op || !sub_open(p) || !(te = sub_entry(rk, p)))
+				continue;
+			if (!t || te < t)
+				t = te;
+		}
+		if (t)
+			return t;
+	}
 	if (first <= rk->entered && sg->seq == first)
 		t = sg->t_enter;
 	for (i = 0; i < rk->np2p; i++)
-		for (d = 0; d < 2; d++)
-			if (rk->p2p[i].n[d] > rk->p2p[i].ndone[d] &&
-			    (!t || rk->p2p[i].t_enter[d] < t))
-				t = rk->p2p[i].t_enter[d];
+		for (d = 0; d < 2; d++) {
+			const struct an_p2p *p = &rk->p2p[i];
+			int64_t k = p->ndone[d];
+			uint64_t te;
+
+			if (p->n[d] <= k)
+				continue;
+			/* the first not completed; the oldest kept if older */
+			if (p->n[d] - k > AN_P2P_HIST)
+				k = p->n[d] - AN_P2P_HIST;
+			te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+			if (!te)
+				te = p->t_enter[d];
+			if (!t || te < t)
+				t = te;
+		}
 	return t;
 }
 

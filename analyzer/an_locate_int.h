@@ -87,6 +87,8 @@ int loc_fn_of_nccl_func(int f);
 
 /* an_locate_p2p.c */
 void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st);
+/* some rank of C waits in a p2p op its peer never posted (counted alike) */
+bool loc_p2p_unmatched(const struct an_comm *c);
 
 /* an_locate_h3.c */
 void loc_h3(struct an *an, struct an_comm *c, struct an_status *st);

@@ -181,48 +181,89 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 	an_val_s(st, "seq_from", "attach");
 }
 
+/*
+ * Direction D of rank R's p2p P toward its peer (in C) is unmatched: R
+ * posted more ops than the peer posted toward it, counted alike (from the
+ * comm's creation), and one of them is in flight.
+ */
+static bool p2p_unmatched(const struct an_comm *c, const struct an_rank *r,
+			  const struct an_p2p *p, int d)
+{
+	int32_t self = (int32_t)(r - c->r);
+	const struct an_p2p *q;
+
+	if (p->peer < 0 || p->peer >= c->nranks)
+		return false;
+	q = p2p_of(&c->r[p->peer], self);
+	return p2p_comparable(p, q, d) && p->n[d] > (q ? q->n[1 - d] : 0) &&
+	       p2p_in_flight(r, p, d);
+}
+
+bool loc_p2p_unmatched(const struct an_comm *c)
+{
+	int32_t i;
+	uint32_t j;
+	int d;
+
+	for (i = 0; i < c->nranks; i++)
+		for (j = 0; live(&c->r[i]) && j < c->r[i].np2p; j++)
+			for (d = 0; d < 2; d++)
+				if (p2p_unmatched(c, &c->r[i], &c->r[i].p2p[j], d))
+					return true;
+	return false;
+}
+
 void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	int32_t i, wr = -1, cr = -1;
 	const struct an_p2p *wp = NULL;
-	int wd = 0;
+	int wd = 0, pass;
 	int64_t wseq = 0;
 	bool aligned = true;
 	uint32_t j;
 	char buf[256];
 
-	for (i = 0; i < c->nranks && wr < 0; i++) {
-		const struct an_rank *r = &c->r[i];
+	/*
+	 * An op its peer never posted (pass 0) names a culprit outright; any
+	 * op in flight (pass 1) only says where the comm waits.  Of several
+	 * ranks waiting toward each other (an all-to-all that one rank left
+	 * one send out of jams every peer's later ops), the first in flight
+	 * is often a victim whose peer is stuck too.
+	 */
+	for (pass = 0; pass < 2 && wr < 0; pass++)
+		for (i = 0; i < c->nranks && wr < 0; i++) {
+			const struct an_rank *r = &c->r[i];
 
-		if (!live(r))
-			continue;
-		for (j = 0; j < r->np2p && wr < 0; j++) {
-			const struct an_p2p *p = &r->p2p[j];
-			const struct an_p2p *q;
-			int d;
-
-			if (p->peer < 0 || p->peer >= c->nranks)
+			if (!live(r))
 				continue;
-			q = p2p_of(&c->r[p->peer], i);
-			for (d = 0; d < 2; d++) {
-				int64_t theirs = q ? q->n[1 - d] : 0;
-				bool cmp = p2p_comparable(p, q, d);
+			for (j = 0; j < r->np2p && wr < 0; j++) {
+				const struct an_p2p *p = &r->p2p[j];
+				const struct an_p2p *q;
+				int d;
 
-				/* in flight: unmatched, in the call, not completed
-				 * by the GPU (tier B) or open at the proxy (tier C) */
-				if ((cmp && p->n[d] > theirs) || p2p_in_flight(r, p, d)) {
-					wr = i;
-					wp = p;
-					wd = d;
-					aligned = cmp;
-					wseq = !cmp ? p2p_first_open(r, p, d) :
-					       p->n[d] > theirs ? theirs : p->n[d] - 1;
-					cr = p->peer;
-					break;
+				if (p->peer < 0 || p->peer >= c->nranks)
+					continue;
+				q = p2p_of(&c->r[p->peer], i);
+				for (d = 0; d < 2; d++) {
+					int64_t theirs = q ? q->n[1 - d] : 0;
+					bool cmp = p2p_comparable(p, q, d);
+
+					/* in flight: unmatched, in the call, not completed
+					 * by the GPU (tier B) or open at the proxy (tier C) */
+					if (pass ? (cmp && p->n[d] > theirs) || p2p_in_flight(r, p, d) :
+						   p2p_unmatched(c, r, p, d)) {
+						wr = i;
+						wp = p;
+						wd = d;
+						aligned = cmp;
+						wseq = !cmp ? p2p_first_open(r, p, d) :
+						       p->n[d] > theirs ? theirs : p->n[d] - 1;
+						cr = p->peer;
+						break;
+					}
 				}
 			}
 		}
-	}
 	if (wr < 0) {
 		locate_p2p_mem(an, c, st);
 		return;

@@ -301,6 +301,31 @@ static void note_hook_record(struct an *an, const struct an_rank *r, uint64_t t_
 		p->hook_t1 = t_ns;
 }
 
+/*
+ * A p2p sub of R finished (it was not before): the op counts as done
+ * toward its peer, once, on the channel kept for that peer and direction.
+ */
+static void p2p_sub_finished(struct an_rank *r, const struct an_progress *p)
+{
+	struct an_p2p *q = NULL;
+	int d = p->dir;
+	uint32_t i;
+
+	if (!p->op || an_coll_op(p->op) || p->from_mem)
+		return;
+	for (i = 0; i < r->np2p && !q; i++)
+		if (r->p2p[i].peer == p->peer)
+			q = &r->p2p[i];
+	if (!q)
+		return;
+	if (!q->pch[d])
+		q->pch[d] = p->channel + 1;
+	if (q->pch[d] != p->channel + 1 || q->pdone_op[d] == p->op)
+		return;
+	q->pdone[d]++;
+	q->pdone_op[d] = p->op;
+}
+
 void an_progress(struct an *an, const struct an_key *k,
 		 const struct an_progress *p, uint64_t t_ns)
 {
@@ -338,6 +363,8 @@ void an_progress(struct an *an, const struct an_key *k,
 	if (p->dir == AN_SEND && p->op && p->nbytes && sub_finished(p) &&
 	    (fresh || !sub_finished(&r->subs[i])))
 		send_done(r, p, tf, t_ns);
+	if (sub_finished(p) && (fresh || !sub_finished(&r->subs[i])))
+		p2p_sub_finished(r, p);
 	if (!fresh && p->step && r->subs[i].step && p->dir == AN_SEND)
 		net_time(r, &r->subs[i], p, t_ns);
 	if (!fresh)

@@ -69,4 +69,17 @@ scenario netstall "--steps 100000" "--class H3 --culprits 3 --state not_delivere
 	"netstall rank=3 after_ms=1500"
 scenario gpustall "--steps 100000" "--class H3 --culprits 5 --state GPU_not_ready" \
 	"gpustall rank=5 after_ms=1500"
+# a mixture-of-experts step as PyTorch drives it (docs/simjob.md, --pattern
+# moe): a compute and an NCCL stream joined by events, the expert
+# all-to-alls as a group of send/recv per peer (itself included) and as
+# ncclAlltoAll, the pipeline p2p on the world comm, a host sync every
+# other step (the CPU two steps ahead).  One root each: the comms whose
+# ops queue behind the stuck one on the ranks' streams are its cascades.
+MOE="--tp 1 --pattern moe --compute-ms 10 --steps 100000"
+# rank 5 leaves its send to its next expert peer out of a dispatch
+scenario moe-a2a "$MOE --skip 5:20:a2a" "--class H1 --culprits 5 --seq none"
+# rank 5 (last stage) leaves out its gradient send to rank 1
+scenario moe-ppsend "$MOE --skip 5:20:ppsend" "--class H1 --culprits 5 --seq none"
+scenario moe-count "$MOE --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
+scenario moe-hang "$MOE --hang 6:20" "--class H1 --culprits 6"
 echo "ok: every hang scenario named its class, communicator, round and culprit"
