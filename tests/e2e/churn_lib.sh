@@ -18,8 +18,9 @@ print(*[x.getsockname()[1] for x in s])')
 	WAIT_S=10 wait_for redis-cli -p "$rport" ping >/dev/null 2>&1 ||
 		fail "redis-server did not start: $(cat "$TMP/redis.log")"
 	METRICS=127.0.0.1:$mport
+	# -v: the processes it tracks and sees exit, for a failure's diagnosis
 	"$BIN/ccld-trace" daemon --redis "redis://127.0.0.1:$rport" --node churn \
-		--metrics "$METRICS" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
+		--metrics "$METRICS" -v "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT=$!
 	at_exit "kill -9 $AGENT"
 	WAIT_S=60 wait_for grep -qs "tracing" "$TMP/agent.err" ||

@@ -78,7 +78,9 @@ for _ in $(seq 50); do
 done
 [ "$procs" = 2 ] || fail "pid $reused reused: the agent tracks $procs processes, not 2" \
 	"(job A's ranks $a_pids, job B's $b_pids; the stand-in's processes now:" \
-	"$(ps -o pid=,ppid=,stat=,lstart=,args= -p "$(pgrep -d, -f ccld-simjob)" | cut -c1-120))"
+	"$(ps -o pid=,ppid=,stat=,lstart=,args= -p "$(pgrep -d, -f ccld-simjob)" | cut -c1-120));" \
+	"the agent's processes (-v), latest: $(grep -E 'process [0-9]+ .*(tracked|exited)' \
+		"$TMP/agent.err" | tail -16)"
 echo "pid $reused of job A's ranks ($a_pids) reused by job B ($b_pids): both ranks traced"
 stop_job "$JOB"
 wait "$JOB" 2>/dev/null

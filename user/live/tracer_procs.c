@@ -131,7 +131,31 @@ static void emit_labels(struct tracer *t, pid_t pid, uint64_t ts)
 	}
 }
 
-/* Starts following PID: a PROC_ATTACH record, then exit/stop checks. */
+/* P's process has exited (or its pid went to another process). */
+static void mark_gone(struct tracer *t, struct tracked *p, uint64_t ts)
+{
+	struct ccld_event ev;
+
+	if (t->o->verbose)
+		fprintf(stderr, "ccld-trace: process %d exited\n", p->pid);
+	p->gone = true;
+	p->gone_ns = ts;
+	mark_seen(t, p->pid, false);
+	attacher_pid_gone(&t->att, p->pid, ts);
+	tr_forget_drops(t, p->pid);
+	proxy_live_forget(t->proxy, (uint32_t)p->pid);
+	tr_synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
+	ev.u.proc.exit_code = -1;
+	tr_emit(t, &ev);
+	if (t->o->npids && !t->o->all)
+		fprintf(stderr, "ccld-trace: process %d exited; tracing the others\n", p->pid);
+}
+
+/*
+ * Starts following PID: a PROC_ATTACH record, then exit/stop checks.  A
+ * process already gone (its records drained after it exited: a short job)
+ * has no start time; tr_check_procs() takes it as exited.
+ */
 struct tracked *tr_track(struct tracer *t, pid_t pid, uint64_t ts)
 {
 	struct tracked *p = tr_find_tracked(t, pid);
@@ -153,7 +177,10 @@ struct tracked *tr_track(struct tracer *t, pid_t pid, uint64_t ts)
 	p->pid = pid;
 	mark_seen(t, pid, true);
 	if (procmaps_identity(pid, &p->state, &p->start))
-		p->state = 0;
+		p->state = 0, p->start = 0;
+	if (t->o->verbose)
+		fprintf(stderr, "ccld-trace: process %d (state %c) tracked\n", pid,
+			p->state ? p->state : '?');
 	tr_synth(&ev, CCLD_EV_PROC_ATTACH, pid, ts);
 	ev.u.proc.ppid = read_ppid(pid);
 	ev.u.proc.state = p->state;
@@ -184,20 +211,13 @@ void tr_check_procs(struct tracer *t, uint64_t ts)
 		}
 		if (procmaps_identity(p->pid, &st, &start))
 			st = 0;
-		/* a start time of its own: the pid went to a new process */
-		if (!st || st == 'Z' || st == 'X' || (p->start && start != p->start)) {
-			p->gone = true;
-			p->gone_ns = ts;
-			mark_seen(t, p->pid, false);
-			attacher_pid_gone(&t->att, p->pid, ts);
-			tr_forget_drops(t, p->pid);
-			proxy_live_forget(t->proxy, (uint32_t)p->pid);
-			tr_synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
-			ev.u.proc.exit_code = -1;
-			tr_emit(t, &ev);
-			if (t->o->npids && !t->o->all)
-				fprintf(stderr, "ccld-trace: process %d exited; "
-					"tracing the others\n", p->pid);
+		/*
+		 * a start time of its own: the pid went to a new process; none
+		 * known: it was gone when tracked, and whatever has the pid now
+		 * is another process (the pid reused, as job after job does)
+		 */
+		if (!st || st == 'Z' || st == 'X' || !p->start || start != p->start) {
+			mark_gone(t, p, ts);
 			continue;
 		}
 		/* only stop / continue matters (R <-> S changes all the time) */
