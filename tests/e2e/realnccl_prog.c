@@ -65,6 +65,15 @@ int main(int argc, char **argv)
 	print_call("AllGather", 55, "float16", NULL, -1, -1, 0x9000, ret);
 	ret = ncclRecv((void *)0x3000, 66, ncclBfloat16, 6, NULL, STREAM(0xa000));
 	print_call("Recv", 66, "bfloat16", NULL, -1, 6, 0xa000, ret);
+	/* 2.28's p2p collectives: PyTorch 2.11 calls ncclAlltoAll */
+	ret = ncclAlltoAll((void *)0x1000, (void *)0x2000, 88, ncclInt8, NULL, STREAM(0xb000));
+	print_call("AlltoAll", 88, "int8", NULL, -1, -1, 0xb000, ret);
+	ret = ncclGather((void *)0x1000, (void *)0x2000, 44, ncclFloat32, 2, NULL,
+			 STREAM(0xc000));
+	print_call("Gather", 44, "float32", NULL, 2, -1, 0xc000, ret);
+	ret = ncclScatter((void *)0x1000, (void *)0x2000, 33, ncclInt64, 1, NULL,
+			  STREAM(0xd000));
+	print_call("Scatter", 33, "int64", NULL, 1, -1, 0xd000, ret);
 	fflush(stdout);
 	return 0;
 }
