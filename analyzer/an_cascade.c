@@ -369,6 +369,25 @@ out:
  * whose culprits' GPUs are all held elsewhere waits there too (its CPU
  * waits for its GPU, e.g. in a stream synchronize).
  */
+/*
+ * Nodes holding the GPU of the rank at C's located flow (H3 by Table 4):
+ * its peer where the cause is remote, else itself.  0 when that GPU is in
+ * C, unknown, or no flow was located.
+ */
+static uint64_t focus_held(const struct an *an, const struct an_comm *c,
+			   const struct an_status *st)
+{
+	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank;
+	const struct an_proc *p;
+
+	if (st->t4 == AN_T4_NONE || r < 0 || r >= c->nranks)
+		return 0;
+	p = an_proc_of(an, &c->r[r]);
+	if (!p || !p->gpu_known || !p->gpu_comm || p->gpu_comm == c || p->gpu_comm->node < 0)
+		return 0;
+	return 1ull << p->gpu_comm->node;
+}
+
 static void hold_edges(struct an *an, struct node *nodes, int nn)
 {
 	int i, k;
@@ -396,7 +415,14 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		} else if (st->cls == AN_H3) {
 			int32_t r;
 
-			for (r = 0; r < c->nranks; r++) {
+			/*
+			 * the located flow first: its rank, or the peer its
+			 * cause is at.  A GPU held in another comm there is
+			 * what the comm waits for; other ranks' GPUs may wait in
+			 * ops of comms that themselves wait for this one
+			 */
+			m = focus_held(an, c, st);
+			for (r = 0; r < c->nranks && !m; r++) {
 				const struct an_proc *p = an_proc_of(an, &c->r[r]);
 				uint64_t op, t;
 				enum an_hold h = an_rank_pending(c, r, &op, &t);

@@ -173,6 +173,7 @@ struct an_status {
 	uint32_t nwait, cap_wait;
 	enum an_t4 t4;
 	bool t4_remote;
+	int32_t t4_rank, t4_peer;	/* the located flow's rank and peer, -1 none */
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */

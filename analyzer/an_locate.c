@@ -110,6 +110,7 @@ static void reset(struct an_status *st)
 	st->ncul = st->nwait = 0;
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
+	st->t4_rank = st->t4_peer = -1;
 	st->net_global = false;
 	st->untouched = false;
 	an_evidence_clear(st);

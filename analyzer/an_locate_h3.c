@@ -150,6 +150,8 @@ static void describe_sub(struct an_status *st, const struct pick *k)
 	an_val_s(st, "cause", k->remote ? "remote" : "local");
 	st->t4 = k->t4;
 	st->t4_remote = k->remote;
+	st->t4_rank = k->rank;
+	st->t4_peer = p->peer;
 }
 
 /*

@@ -82,4 +82,8 @@ scenario moe-a2a "$MOE --skip 5:20:a2a" "--class H1 --culprits 5 --seq none"
 scenario moe-ppsend "$MOE --skip 5:20:ppsend" "--class H1 --culprits 5 --seq none"
 scenario moe-count "$MOE --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
 scenario moe-hang "$MOE --hang 6:20" "--class H1 --culprits 6"
+# rank 5's GPU stops: its partner in the pipeline, rank 1, is held in that
+# p2p, so stage 0's expert comm waits for rank 1: a cascade, not a root
+scenario moe-gpustall "$MOE" "--class H3 --culprits 5 --state GPU_not_ready --seq none" \
+	"gpustall rank=5 after_ms=2000"
 echo "ok: every hang scenario named its class, communicator, round and culprit"
