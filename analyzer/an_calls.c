@@ -46,12 +46,10 @@ void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns)
 
 static struct an_p2p *p2p_get(struct an *an, struct an_rank *r, int32_t peer)
 {
-	struct an_p2p *p;
-	uint32_t i;
+	struct an_p2p *p = an_p2p_find(r, peer);
 
-	for (i = 0; i < r->np2p; i++)
-		if (r->p2p[i].peer == peer)
-			return &r->p2p[i];
+	if (p)
+		return p;
 	p = an_grow(an, r->p2p, &r->cap_p2p, r->np2p + 1, sizeof(*p));
 	if (!p)
 		return NULL;

@@ -363,13 +363,6 @@ out:
 }
 
 /*
- * The hold graph: a comm whose open rank's GPU executes another stalled
- * comm waits for that comm; a comm whose open ranks' GPUs all execute it is
- * where the incident is (closed: no other rule makes it a cascade).  An H1
- * whose culprits' GPUs are all held elsewhere waits there too (its CPU
- * waits for its GPU, e.g. in a stream synchronize).
- */
-/*
  * Nodes holding the GPU of the rank at C's located flow (H3 by Table 4):
  * its peer where the cause is remote, else itself.  0 when that GPU is in
  * C, unknown, or no flow was located.
@@ -388,6 +381,13 @@ static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 	return 1ull << p->gpu_comm->node;
 }
 
+/*
+ * The hold graph: a comm whose open rank's GPU executes another stalled
+ * comm waits for that comm; a comm whose open ranks' GPUs all execute it is
+ * where the incident is (closed: no other rule makes it a cascade).  An H1
+ * whose culprits' GPUs are all held elsewhere waits there too (its CPU
+ * waits for its GPU, e.g. in a stream synchronize).
+ */
 static void hold_edges(struct an *an, struct node *nodes, int nn)
 {
 	int i, k;

@@ -145,6 +145,17 @@ struct an_rank {
 	uint64_t p2p_done_op;	/* its latest p2p proxy op whose end was noted */
 };
 
+/* rank R's p2p counters toward PEER, NULL if it has none */
+static inline struct an_p2p *an_p2p_find(const struct an_rank *r, int32_t peer)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->np2p; i++)
+		if (r->p2p[i].peer == peer)
+			return &r->p2p[i];
+	return NULL;
+}
+
 /* a collective's proxy op id (NCCL opCount << 1, kept +1 here), not a p2p one */
 static inline bool an_coll_op(uint64_t op)
 {

@@ -43,7 +43,7 @@ uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
  */
 static uint64_t sub_entry(const struct an_rank *rk, const struct an_progress *p)
 {
-	const struct an_p2p *q = NULL;
+	const struct an_p2p *q;
 	int64_t k;
 	uint32_t i;
 	int d = p->dir;
@@ -57,9 +57,7 @@ static uint64_t sub_entry(const struct an_rank *rk, const struct an_progress *p)
 		sg = &rk->hist[(uint64_t)seq % AN_HIST];
 		return sg->seq == seq ? sg->t_enter : 0;
 	}
-	for (i = 0; i < rk->np2p && !q; i++)
-		if (rk->p2p[i].peer == p->peer)
-			q = &rk->p2p[i];
+	q = an_p2p_find(rk, p->peer);
 	if (!q || q->n[d] <= 0 || (q->pch[d] && q->pch[d] != p->channel + 1))
 		return 0;
 	k = q->pdone[d];

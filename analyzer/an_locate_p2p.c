@@ -19,16 +19,6 @@ static bool p2p_sig_eq(const struct an_sig *a, const struct an_sig *b)
 	return a->count == b->count && a->dtype == b->dtype;
 }
 
-static const struct an_p2p *p2p_of(const struct an_rank *r, int32_t peer)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->np2p; i++)
-		if (r->p2p[i].peer == peer)
-			return &r->p2p[i];
-	return NULL;
-}
-
 /*
  * p2p known only from a look at memory (the attach snapshot): no counter
  * of sends and receives exists, but ranks' proxies hold open p2p ops.  The
@@ -148,7 +138,7 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 			  int32_t wr, const struct an_p2p *wp, int wd, int32_t cr)
 {
 	const struct an_rank *w = &c->r[wr], *pr = &c->r[cr];
-	const struct an_p2p *q = p2p_of(pr, wr);
+	const struct an_p2p *q = an_p2p_find(pr, wr);
 	int od = 1 - wd;
 	char buf[256];
 
@@ -194,7 +184,7 @@ static bool p2p_unmatched(const struct an_comm *c, const struct an_rank *r,
 
 	if (p->peer < 0 || p->peer >= c->nranks)
 		return false;
-	q = p2p_of(&c->r[p->peer], self);
+	q = an_p2p_find(&c->r[p->peer], self);
 	return p2p_comparable(p, q, d) && p->n[d] > (q ? q->n[1 - d] : 0) &&
 	       p2p_in_flight(r, p, d);
 }
@@ -243,7 +233,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 
 				if (p->peer < 0 || p->peer >= c->nranks)
 					continue;
-				q = p2p_of(&c->r[p->peer], i);
+				q = an_p2p_find(&c->r[p->peer], i);
 				for (d = 0; d < 2; d++) {
 					int64_t theirs = q ? q->n[1 - d] : 0;
 					bool cmp = p2p_comparable(p, q, d);
@@ -276,7 +266,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	if (!aligned) {
 		p2p_unaligned(an, c, st, wr, wp, wd, cr);
 	} else {
-		const struct an_p2p *q = p2p_of(&c->r[cr], wr);
+		const struct an_p2p *q = an_p2p_find(&c->r[cr], wr);
 		int64_t theirs = q ? q->n[1 - wd] : 0;
 		const struct an_rank *pr = &c->r[cr];
 

@@ -307,16 +307,10 @@ static void note_hook_record(struct an *an, const struct an_rank *r, uint64_t t_
  */
 static void p2p_sub_finished(struct an_rank *r, const struct an_progress *p)
 {
-	struct an_p2p *q = NULL;
+	struct an_p2p *q;
 	int d = p->dir;
-	uint32_t i;
 
-	if (!p->op || an_coll_op(p->op) || p->from_mem)
-		return;
-	for (i = 0; i < r->np2p && !q; i++)
-		if (r->p2p[i].peer == p->peer)
-			q = &r->p2p[i];
-	if (!q)
+	if (!p->op || an_coll_op(p->op) || p->from_mem || !(q = an_p2p_find(r, p->peer)))
 		return;
 	if (!q->pch[d])
 		q->pch[d] = p->channel + 1;

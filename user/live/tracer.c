@@ -210,7 +210,7 @@ static bool none_alive(const struct trace_opts *o)
 	for (i = 0; i < o->npids; i++) {
 		char st = procmaps_state(o->pids[i]);
 
-		if (st && st != 'Z' && st != 'X')
+		if (!procmaps_exited(st))
 			return false;
 		zombies += st != 0;
 	}

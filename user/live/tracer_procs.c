@@ -216,7 +216,7 @@ void tr_check_procs(struct tracer *t, uint64_t ts)
 		 * known: it was gone when tracked, and whatever has the pid now
 		 * is another process (the pid reused, as job after job does)
 		 */
-		if (!st || st == 'Z' || st == 'X' || !p->start || start != p->start) {
+		if (procmaps_exited(st) || !p->start || start != p->start) {
 			mark_gone(t, p, ts);
 			continue;
 		}

@@ -206,7 +206,7 @@ static bool exited(pid_t pid)
 {
 	char st = procmaps_state(pid);
 
-	if (st && st != 'Z' && st != 'X')
+	if (!procmaps_exited(st))
 		return false;
 	fprintf(stderr, "ccld-trace: process %d has exited%s: not traced; its ranks"
 		" show as missing in their comms\n", pid,

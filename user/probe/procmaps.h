@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,12 @@ char *procmaps_stat_parse(char *buf);
 
 /* /proc/PID/stat state letter ('R', 'S', 'T', 'Z'...), or 0 if gone. */
 char procmaps_state(pid_t pid);
+
+/* state letter ST (procmaps_state) is of a process that has exited: none, a zombie, dead */
+static inline bool procmaps_exited(char st)
+{
+	return !st || st == 'Z' || st == 'X';
+}
 
 /*
  * The start time (field 22, clock ticks after boot) in a stat text from

@@ -95,6 +95,22 @@ static void track_on_stream(struct state *s, uint32_t host, uint32_t pid,
 }
 
 /*
+ * One p2p op of CR toward PEER in direction DIR issued on STREAM: its seq
+ * (the pair's count so far), -1 without memory for the counter.
+ */
+static int64_t p2p_issue(struct state *s, uint32_t host, uint32_t pid, uint64_t stream,
+			 struct comm_rank *cr, int32_t peer, int dir)
+{
+	struct p2p_counter *slot = p2p_slot(cr, peer, dir);
+
+	if (!slot)
+		return -1;
+	slot->last_index = cr->p2p_issued++;
+	track_on_stream(s, host, pid, stream, cr, -1, cr->p2p_issued);
+	return slot->next++;
+}
+
+/*
  * Tier B for p2p: the rank's p2p calls before MARK are finished.  Per
  * (peer, direction) that is known only where its latest op came before
  * MARK (then all of them are); a counter still in use waits for a later
@@ -228,13 +244,12 @@ static void enter_parts(struct state *s, uint32_t host, struct comm_rank *cr,
 
 	for (r = 0; r < c->nranks; r++)
 		for (d = 0; d < 2; d++) {
-			struct p2p_counter *slot;
+			int64_t seq;
 
-			if (!has_part(c, r, d) || !(slot = p2p_slot(cr, r, d)))
+			if (!has_part(c, r, d) ||
+			    (seq = p2p_issue(s, host, c->pid, c->stream, cr, r, d)) < 0)
 				continue;
-			part_of(&part, c, r, d, slot->next++);
-			slot->last_index = cr->p2p_issued++;
-			track_on_stream(s, host, c->pid, c->stream, cr, -1, cr->p2p_issued);
+			part_of(&part, c, r, d, seq);
 			if (s->sink.call_enter)
 				s->sink.call_enter(s->sink.ctx, &part);
 		}
@@ -322,17 +337,11 @@ void st_on_call(struct state *s, uint32_t host, const struct ccld_event *ev)
 		if (t->group_depth && !cr->group_pending++)
 			cr->group_nccl = ev->id.nccl_seq;
 	} else {
-		struct p2p_counter *slot = p2p_slot(cr, c->peer, ev->fn == CCLD_FN_RECV);
-
 		/* NCCL keeps no per-peer p2p counter: ccld's count is exact
 		 * only when it saw the comm created */
-		c->seq = slot ? slot->next++ : -1;
+		c->seq = p2p_issue(s, host, ev->pid, c->stream, cr, c->peer,
+				   ev->fn == CCLD_FN_RECV);
 		c->seq_source = cr->from_init ? SEQ_LOCAL : SEQ_ALIGNED;
-		if (slot) {
-			slot->last_index = cr->p2p_issued++;
-			track_on_stream(s, host, ev->pid, c->stream, cr, -1,
-					cr->p2p_issued);
-		}
 	}
 	cr->calls++;
 	cr->bytes += c->bytes;
