@@ -91,7 +91,7 @@ ANALYZER   := $(OUT)/bin/ccld-analyzer
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/bin/%)
 
-.PHONY: all deps test demo bench bench-build flake clean fuzz tests-build sim kernel-proof gpu-bundle soak \
+.PHONY: all deps test demo bench bench-build flake scenario-fuzz clean fuzz tests-build sim kernel-proof gpu-bundle soak \
 	manifests
 .DEFAULT_GOAL := all
 # a recipe that fails leaves no half-written target behind
@@ -268,6 +268,16 @@ flake: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/repeat.sh -n 5 --table $(OUT)/tests/flake.md $(FLAKE_TESTS); \
 	  tests/repeat.sh -n 3 --noise --table $(OUT)/tests/flake.md $(FLAKE_TESTS)
+
+# random jobs and faults scored against the injected fault (docs/simjob.md,
+# "Random jobs"): FUZZ_SEEDS (default 1-200, about an hour on 2 cores), the
+# accuracy table appended to build/tests/fuzz.md; not part of make test
+FUZZ_SEEDS ?= 1-200
+scenario-fuzz: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)mkdir -p $(OUT)/tests && rm -f $(OUT)/tests/fuzz.tsv
+	$(Q)tests/scenarios/fuzz.sh --results $(OUT)/tests/fuzz.tsv --table $(OUT)/tests/fuzz.md \
+	  $(FUZZ_SEEDS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all bench-build

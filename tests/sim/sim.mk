@@ -43,7 +43,7 @@ $(SIM_NCCL): $(SIM_NCCL_OBJS) $(SIM_CUDART)
 $(SIM_LIBDIR)/libnccl.so: | $(SIM_NCCL)
 	$(Q)ln -sf libnccl.so.2 $@
 
-$(SIMJOB): $(SIM_OBJDIR)/simjob.o | $(OUT)/bin
+$(SIMJOB): $(SIM_OBJDIR)/simjob.o $(SIM_OBJDIR)/simjob_random.o | $(OUT)/bin
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -g -o $@ $^
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "simjob_opts.h"
+#include "simjob_random.h"
 
 static pid_t g_pids[64];
 static int g_n;
@@ -136,6 +137,74 @@ static int enter_netns(int rank)
 	return 0;
 }
 
+/*
+ * --random SEED [--dry-run]: the drawn options replace these two, the
+ * other options given follow them (so --pidfile, --timeout, --wait-start
+ * or an override apply); the drawn stand-in fault goes to CCLD_SIM_FAULT.
+ * Returns -1 on bad usage; exits after --dry-run.
+ */
+static int random_job(int *argc, char ***argv)
+{
+	static struct simjob_draw d;
+	static char *nargv[DRAW_MAX_ARGS + 128];
+	unsigned long long seed = 0;
+	int i, k = 0, dry = 0, have = 0;
+	char *end;
+
+	for (i = 1; i < *argc; i++) {
+		if (!strcmp((*argv)[i], "--random") && i + 1 < *argc) {
+			seed = strtoull((*argv)[++i], &end, 10);
+			if (end == (*argv)[i] || *end) {
+				fprintf(stderr, "ccld-simjob: bad value '%s' for --random\n",
+					(*argv)[i]);
+				return -1;
+			}
+			have = 1;
+		} else if (!strcmp((*argv)[i], "--dry-run")) {
+			dry = 1;
+		}
+	}
+	if (!have) {
+		if (dry) {
+			fprintf(stderr, "ccld-simjob: --dry-run needs --random SEED\n");
+			return -1;
+		}
+		return 0;
+	}
+	if (*argc > 128) {
+		fprintf(stderr, "ccld-simjob: too many options with --random\n");
+		return -1;
+	}
+	simjob_random(seed, &d);
+	nargv[k++] = (*argv)[0];
+	for (i = 0; i < d.argc; i++)
+		nargv[k++] = d.argv[i];
+	for (i = 1; i < *argc; i++) {
+		if (!strcmp((*argv)[i], "--random"))
+			i++;
+		else if (strcmp((*argv)[i], "--dry-run"))
+			nargv[k++] = (*argv)[i];
+	}
+	nargv[k] = NULL;
+	if (dry) {
+		printf("%s\n", d.json);
+		printf("%s%s%sccld-simjob", d.fault_env[0] ? "CCLD_SIM_FAULT='" : "", d.fault_env,
+		       d.fault_env[0] ? "' " : "");
+		for (i = 1; i < k; i++)
+			printf(" %s", nargv[i]);
+		printf("\n");
+		exit(0);
+	}
+	if (d.fault_env[0] && setenv("CCLD_SIM_FAULT", d.fault_env, 1)) {
+		fprintf(stderr, "ccld-simjob: setenv: %s\n", strerror(errno));
+		return -1;
+	}
+	*argc = k;
+	*argv = nargv;
+	fprintf(stderr, "ccld-simjob: random job %llu: %s\n", seed, d.json);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct simjob_opts o;
@@ -145,6 +214,8 @@ int main(int argc, char **argv)
 	int r, status, left, bad = 0, timed_out = 0;
 	time_t deadline = 0;
 
+	if (random_job(&argc, &argv))
+		return 2;
 	if (simjob_parse(argc, argv, &o))
 		return 2;
 	worker = worker_path(wbuf, sizeof(wbuf));

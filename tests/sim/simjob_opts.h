@@ -32,6 +32,8 @@ struct simjob_opts {
 	int hang_rank, hang_step;
 	const char *hang_write;	/* --hang R:S:write=PATH: blocked writing PATH */
 	int exit_rank, exit_step, exit_code;
+	int stop_rank, stop_step;	/* --stop: the rank stops itself (SIGSTOP) */
+	double fault_at_ms;	/* > 0: fault steps count from this time on */
 	int pause_step;
 	double pause_s;
 	int bw_rank, bw_step;
@@ -89,11 +91,21 @@ static const char simjob_usage[] =
 "                       (for N steps; default: to the end)\n"
 "  --hang R:S[:write=PATH]  rank R hangs in CPU code at step S (never returns);\n"
 "                       with write=PATH it blocks in write() on PATH (a FIFO\n"
-"                       nobody reads: a checkpoint write that does not finish)\n"
+"                       nobody reads: a checkpoint write that does not finish;\n"
+"                       a relative PATH is made in the job's run directory)\n"
 "  --exit R:S[:CODE]    rank R exits at step S without cleanup (default code 1)\n"
+"  --stop R:S           rank R stops itself (SIGSTOP) at step S, between calls\n"
+"  --fault-at-ms MS     the step S of --skip, --mismatch, --slow, --hang, --exit\n"
+"                       and --stop counts from the first step rank R starts at\n"
+"                       least MS ms after its first step (a fault at a time)\n"
 "  --pause S:SEC        every rank pauses SEC seconds at step S (checkpoint)\n"
 "  --barrier-wait R:S:SEC  at step S every rank calls a 1-element all-reduce\n"
 "                       (a barrier); rank R sleeps SEC seconds before it\n"
+"Random jobs (docs/simjob.md):\n"
+"  --random SEED        a job and at most one fault drawn from SEED (the other\n"
+"                       options given are added after the drawn ones)\n"
+"  --dry-run            with --random: print the draw (JSON: job, fault, truth,\n"
+"                       how to attach) and the equivalent command, run nothing\n"
 "Exit status: 0 all ranks correct; 1 a rank failed or reported wrong results;\n"
 "2 bad usage; 124 --timeout expired.\n";
 
@@ -129,7 +141,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "mismatch", 1, 0, 'M' }, { "slow", 1, 0, 'S' }, { "hang", 1, 0, 'H' },
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
 		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' },
-		{ "ranks-per-host", 1, 0, 'R' }, { 0, 0, 0, 0 } };
+		{ "ranks-per-host", 1, 0, 'R' }, { "stop", 1, 0, 'O' },
+		{ "fault-at-ms", 1, 0, 'F' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -141,6 +154,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	o->size = 4096;
 	o->init = "config";
 	o->skip_rank = o->mm_rank = o->slow_rank = o->hang_rank = o->exit_rank = -1;
+	o->stop_rank = -1;
 	o->bw_rank = o->bw_step = o->pause_step = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -205,6 +219,15 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			if (simjob_parse_ints(optarg, &o->exit_rank, &o->exit_step, &rest))
 				return simjob_bad("exit", optarg);
 			o->exit_code = rest ? atoi(rest) : 1;
+			break;
+		case 'O':
+			if (simjob_parse_ints(optarg, &o->stop_rank, &o->stop_step, &rest) || rest)
+				return simjob_bad("stop", optarg);
+			break;
+		case 'F':
+			o->fault_at_ms = strtod(optarg, &end);
+			if (end == optarg || *end || o->fault_at_ms < 0)
+				return simjob_bad("fault-at-ms", optarg);
 			break;
 		case 'A': {
 			char *end;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,49 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/*
+ * The moment an injected application fault takes effect, for whoever
+ * scores a diagnosis against it (tests/scenarios/fuzz.sh): one line
+ * {"rank":R,"fault":KIND,"step":S,"t_ns":MONOTONIC} in
+ * $CCLD_SIM_CALLLOG/appfault.R.json, beside the stand-in's call logs (same
+ * clock).  Only the first fault of the rank is written.
+ */
+static void mark_fault(const char *kind, int step)
+{
+	const char *dir = getenv("CCLD_SIM_CALLLOG");
+	static int done;
+	char path[4096];
+	struct timespec ts;
+	FILE *f;
+
+	if (done || !dir || !*dir)
+		return;
+	done = 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(path, sizeof(path), "%s/appfault.%d.json", dir, g_rank);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "{\"rank\":%d,\"fault\":\"%s\",\"step\":%d,\"t_ns\":%lld}\n", g_rank,
+			  kind, step, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) < 0 ||
+	    fclose(f))
+		fprintf(stderr, "rank %d: cannot write %s: %s\n", g_rank, path, strerror(errno));
+}
+
+/*
+ * The step number the fault options count in: the step itself, or with
+ * --fault-at-ms the steps since the first one that started that many ms
+ * after the first step (-1 before it)
+ */
+static int fault_step(int step, double tstart)
+{
+	static int base = -1;
+
+	if (o.fault_at_ms <= 0)
+		return step;
+	if (base < 0 && now_ms() - tstart >= o.fault_at_ms)
+		base = step;
+	return base < 0 ? -1 : step - base;
+}
+
 /* the compute phase on the simulated GPU: ARG points to its microseconds */
 static void gpu_compute_kernel(void *arg)
 {
@@ -95,7 +139,20 @@ static void sleep_ms(double ms)
 static void hang_in_write(const char *path, int step)
 {
 	static char chunk[1 << 16];
-	int fd = open(path, O_RDWR);
+	const char *rundir = getenv("CCLD_SIMJOB_RUNDIR");
+	char rel[4096];
+	int fd;
+
+	/* a relative path is a FIFO made in the job's run directory */
+	if (path[0] != '/' && rundir) {
+		snprintf(rel, sizeof(rel), "%s/%s", rundir, path);
+		path = rel;
+		if (mkfifo(path, 0600) && errno != EEXIST) {
+			fprintf(stderr, "rank %d: mkfifo %s: %s\n", g_rank, path, strerror(errno));
+			exit(2);
+		}
+	}
+	fd = open(path, O_RDWR);
 
 	if (fd < 0) {
 		fprintf(stderr, "rank %d: --hang write=%s: %s\n", g_rank, path, strerror(errno));
@@ -550,8 +607,9 @@ int main(int argc, char **argv)
 
 	tstart = now_ms();
 	for (step = 0; step < o.steps; step++) {
-		int skip = g_rank == o.skip_rank && step == o.skip_step ? o.skip_which : -1;
-		int mm = g_rank == o.mm_rank && step == o.mm_step;
+		int fs = fault_step(step, tstart);
+		int skip = g_rank == o.skip_rank && fs == o.skip_step ? o.skip_which : -1;
+		int mm = g_rank == o.mm_rank && fs == o.mm_step;
 		double c = o.compute_ms;
 		float want_loss;
 		/* pytorch: p2p on the world comm, peers by world rank */
@@ -559,12 +617,25 @@ int main(int argc, char **argv)
 		int pnext = pt ? g_rank + tp * dp : ppi + 1, pprev = pt ? g_rank - tp * dp : ppi - 1;
 
 		t0 = now_ms();
-		if (g_rank == o.exit_rank && step == o.exit_step) {
+		if (skip >= 0)
+			mark_fault("skip", step);
+		if (mm)
+			mark_fault("mismatch", step);
+		if (g_rank == o.exit_rank && fs == o.exit_step) {
 			fprintf(stderr, "rank %d: exiting at step %d (injected)\n", g_rank, step);
+			mark_fault("exit", step);
 			fflush(NULL);
 			_exit(o.exit_code);
 		}
-		if (g_rank == o.hang_rank && step == o.hang_step) {
+		if (g_rank == o.stop_rank && fs == o.stop_step) {
+			fprintf(stderr, "rank %d: stopping itself at step %d (injected)\n", g_rank,
+				step);
+			mark_fault("stop", step);
+			fflush(NULL);
+			raise(SIGSTOP);
+		}
+		if (g_rank == o.hang_rank && fs == o.hang_step) {
+			mark_fault(o.hang_write ? "hang-write" : "hang", step);
 			if (o.hang_write)
 				hang_in_write(o.hang_write, step);
 			fprintf(stderr, "rank %d: hanging in CPU code at step %d (injected)\n",
@@ -581,9 +652,11 @@ int main(int argc, char **argv)
 		/* compute phase */
 		if (o.jitter_pct > 0)
 			c *= 1 + o.jitter_pct / 100 * (2.0 * rand() / RAND_MAX - 1);
-		if (g_rank == o.slow_rank && step >= o.slow_step &&
-		    (!o.slow_steps || step < o.slow_step + o.slow_steps))
+		if (g_rank == o.slow_rank && fs >= o.slow_step &&
+		    (!o.slow_steps || fs < o.slow_step + o.slow_steps)) {
 			c *= o.slow_factor;
+			mark_fault("slow", step);
+		}
 		if (o.pattern == PAT_MOE) {
 			colls += moe_step(&moe, step, c, skip, mm, &p2ps);
 			goto step_done;

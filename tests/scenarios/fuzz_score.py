@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Score ccld-trace's verdicts on a random job against its drawn fault.
+
+usage: fuzz_score.py DRAW.json TRACE.jsonl PIDFILE CALLLOG_DIR
+           --attach-ns MONO_NS REAL_NS --stall SEC [--commit C]
+       fuzz_score.py --table RESULTS.tsv
+
+The first form prints one tab-separated line: seed, class, fault, job,
+attach, outcome, latency in seconds, detail, commit.  The outcome:
+
+  right         the first root verdict after the fault has the fault's class
+                and names exactly the culprit rank's process
+  undetermined  that verdict has the class and lists the culprit among
+                others (it says it cannot tell which)
+  wrong         another class, or culprits without the culprit
+  silent        no root verdict; for a hang also one that came later than
+                the stall threshold + 2 s after the job stopped moving (its
+                last call, or the attach if later)
+  false         a verdict on a job without a fault, or before the fault
+  invalid       the fault never took effect (the harness's failure)
+
+Latency counts from the fault's onset, or from the attach when ccld came
+later.  The call logs count in CLOCK_MONOTONIC, the verdicts in wall-clock
+time: the attach time in both converts them.  The second form prints the accuracy table per class (markdown).
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import sys
+
+
+def load_jsonl(path):
+    out = []
+    if not os.path.exists(path):
+        return out
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def onset_ns(logdir):
+    for p in glob.glob(os.path.join(logdir, "appfault.*.json")):
+        return json.load(open(p))["t_ns"]
+    for p in glob.glob(os.path.join(logdir, "calls.*.jsonl")):
+        for c in load_jsonl(p):
+            if c.get("op") == "Fault":
+                return c["fault_at_ns"]
+    return None
+
+
+def last_progress_ns(logdir):
+    last = 0
+    for p in glob.glob(os.path.join(logdir, "calls.*.jsonl")):
+        for c in load_jsonl(p):
+            if c.get("op") != "Fault":
+                last = max(last, c.get("t_ns", 0))
+    return last
+
+
+def score(a):
+    d = json.load(open(a.draw))
+    pid_of = {}
+    for line in open(a.pidfile):
+        r, p = line.split()
+        pid_of[int(r)] = int(p)
+    verdicts = [v for v in load_jsonl(a.trace) if v.get("type") == "verdict"]
+    for v in verdicts:
+        v["detected_ns"] -= a.wall_off  # to the call logs' clock
+    roots = [v for v in verdicts if v.get("role") == "root"]
+    job = "%s %dr tp%d pp%d dp%d%s" % (d["pattern"], d["ranks"], d["tp"], d["pp"], d["dp"],
+                                       " h%d" % d["ranks_per_host"] if d["ranks_per_host"]
+                                       else "")
+    fault = d["fault"] + (":" + d["which"] if d["which"] else "")
+    if d["fault"] == "none":
+        out, lat, detail = "right", "", "no verdict"
+        if verdicts:
+            v = verdicts[0]
+            out, detail = "false", "%s %s naming pids %s" % (
+                v["class"], v.get("role"), [c["pid"] for c in v.get("culprits", [])])
+        return d, fault, job, out, lat, detail
+    on = onset_ns(a.logdir)
+    if on is None:
+        return d, fault, job, "invalid", "", "the fault never took effect"
+    want = pid_of[d["culprit"]]
+    ref = max(on, a.attach_ns)
+    pre = [v for v in roots if v["detected_ns"] < on]
+    if pre:
+        v = pre[0]
+        return d, fault, job, "false", "", "%s root %.1f s before the fault" % (
+            v["class"], (on - v["detected_ns"]) / 1e9)
+    if not roots:
+        return d, fault, job, "silent", "", "no root verdict (%d cascades)" % len(verdicts)
+    v = roots[0]
+    lat = (v["detected_ns"] - ref) / 1e9
+    got = {c["pid"] for c in v.get("culprits", [])}
+    named = "%s naming %s" % (v["class"], ",".join(
+        "r%d" % r for r, p in sorted(pid_of.items()) if p in got) or "nobody")
+    if d["class"].startswith("H"):
+        due = max(last_progress_ns(a.logdir), a.attach_ns) + (a.stall + 2) * 1e9
+        if v["detected_ns"] > due:
+            return d, fault, job, "silent", "%.2f" % lat, "late by %.1f s: %s" % (
+                (v["detected_ns"] - due) / 1e9, named)
+    if v["class"] != d["class"]:
+        return d, fault, job, "wrong", "%.2f" % lat, named
+    if got == {want}:
+        return d, fault, job, "right", "%.2f" % lat, named
+    if want in got:
+        return d, fault, job, "undetermined", "%.2f" % lat, named
+    return d, fault, job, "wrong", "%.2f" % lat, named
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def table(path):
+    rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+    outcomes = ["right", "undetermined", "wrong", "silent", "false", "invalid"]
+    by = collections.defaultdict(lambda: collections.Counter())
+    lat = collections.defaultdict(list)
+    commits = sorted({r[8] for r in rows if len(r) > 8})
+    for r in rows:
+        by[r[1]][r[5]] += 1
+        by["all"][r[5]] += 1
+        if r[5] == "right" and r[6]:
+            lat[r[1]].append(float(r[6]))
+            lat["all"].append(float(r[6]))
+    print("\n%d seeds (%s) on %s\n" % (len(rows), ", ".join(sorted({r[0] for r in rows},
+                                                                   key=int)[:3]) + (
+        ", ..." if len(rows) > 3 else ""), ", ".join(commits)))
+    print("| class | seeds | " + " | ".join(outcomes) + " | right % | latency p50 / p90 (s) |")
+    print("|---|---:|" + "---:|" * len(outcomes) + "---:|---|")
+    for cls in sorted(by, key=lambda c: (c == "all", c)):
+        c = by[cls]
+        n = sum(c.values())
+        ls = lat.get(cls, [])
+        print("| %s | %d | %s | %.0f | %s |" % (
+            cls, n, " | ".join(str(c[o]) for o in outcomes), 100.0 * c["right"] / n,
+            "%.2f / %.2f" % (pct(ls, 0.5), pct(ls, 0.9)) if ls else "-"))
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        table(sys.argv[2])
+        return
+    ap = argparse.ArgumentParser()
+    ap.add_argument("draw")
+    ap.add_argument("trace")
+    ap.add_argument("pidfile")
+    ap.add_argument("logdir")
+    ap.add_argument("--attach-ns", type=int, nargs=2, required=True)
+    ap.add_argument("--stall", type=float, required=True)
+    ap.add_argument("--commit", default="?")
+    a = ap.parse_args()
+    a.wall_off = a.attach_ns[1] - a.attach_ns[0]
+    a.attach_ns = a.attach_ns[0]
+    d, fault, job, out, lat, detail = score(a)
+    print("\t".join(str(x) for x in (d["seed"], d["class"], fault, job, d["attach"] + (
+        " zombie" if d["zombie"] else ""), out, lat, detail, a.commit)))
+
+
+if __name__ == "__main__":
+    main()
