@@ -263,6 +263,14 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		/* with arrivals sampled: only where it came straight from that op */
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
 		       arrived ? c->slow->arr_held_by : c->slow->holder[s1_rank];
+		if (held && arrived) {
+			const struct an_comm *h = an_comm_get(an, held, 0, false);
+			double share, lead;
+
+			slow_arrival_culprit(c, &share, &lead, NULL);
+			if (h && slow_p2p_late(an, h, c, s1_rank, lead))
+				held = 0;	/* its own pipeline op: the straggler */
+		}
 		c->slow_cascade = root != NULL || held;
 		if (!slow_cascade_of(an, v, root, held))
 			c->slow_seq = rd->seq;
@@ -276,11 +284,12 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			double share, gap;
 
 			slow_arrival_culprit(c, &share, &gap, NULL);
-			an_text(v, "; rank %d's GPU reaches the op last in %.0f%% of %u"
+			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"
-				" others (mean; its CPU queues its calls ahead of its"
-				" GPU, so the call is not its arrival)", s1_rank,
-				100 * share, c->slow->arr_rounds, gap / 1e6);
+				" others (mean; %.0f%% of their wait; its CPU queues"
+				" its calls ahead of its GPU, so the call is not its"
+				" arrival)", s1_rank, c->slow->arr_last[s1_rank],
+				c->slow->arr_rounds, gap / 1e6, 100 * share);
 		} else if (cls != SL_S2 && s1_rank >= 0) {
 			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"
 				" z %.1f)%s", s1_rank, res->s1_dur_ns / 1e6, res->s1_z,

@@ -205,12 +205,19 @@ int32_t member_of(const struct an *an, const struct an_comm *c,
 void slow_sampled_round(struct an_comm *c, const struct slow_round *rd);
 /*
  * The rounds of C's step sample whose starts were all seen: the last
- * arriver (-1: none in ARR_SHARE of them), its share and mean lead; *held
+ * arriver the others waited for (-1: none caused ARR_SHARE of their wait),
+ * that share and its mean lead; *held
  * (may be NULL) the comm whose late op it came straight from in most of
  * them, 0 if its own lateness.
  */
 int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
 			     uint64_t *held);
+/*
+ * RANK of C entered its latest p2p ops in H LEAD_NS / 2 or more after its
+ * peers (same host clock): it made H's op late, H did not hold it
+ */
+bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+		   int32_t rank, double lead_ns);
 /* a judged round: the peer comparison and the network part */
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned);

@@ -28,7 +28,8 @@
 #define RISE_MIN_NS	1000000000ull	/* a rise lasts this long at least */
 #define RUNAHEAD_ROUNDS	16	/* judged rounds before the pattern is known */
 #define ARR_MIN_ROUNDS	4	/* sampled rounds with every start seen */
-#define ARR_SHARE	0.75	/* last in this share of them */
+#define ARR_SHARE	0.75	/* the others' wait it caused, this share of it */
+#define ARR_MIN_LAST	3	/* last in a third of the rounds at least */
 /* rounds with every start known, the straggler not named: it recovered */
 #define PEER_RECOVER	5
 
@@ -135,6 +136,7 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 {
 	const struct an_slow *s = c->slow;
 	int32_t k, best = -1;
+	double total = 0;
 
 	*share = 0;
 	*gap_ns = NAN;
@@ -142,14 +144,27 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 		*held = 0;
 	if (s->arr_rounds < ARR_MIN_ROUNDS)
 		return -1;
-	for (k = 0; k < c->nranks; k++)
-		if (best < 0 || s->arr_last[k] > s->arr_last[best])
+	/*
+	 * Weighed by the lead: of two ops back to back (a reduce-scatter then
+	 * an all-gather) only the first keeps the others waiting, and the
+	 * second's last arriver is anyone, microseconds ahead.  The straggler
+	 * is the rank whose lateness the others waited for, most of the time
+	 * they waited, and in a third of the rounds at least (one descheduled
+	 * process is not a straggler).
+	 */
+	for (k = 0; k < c->nranks; k++) {
+		total += s->arr_gap[k];
+		if (best < 0 || s->arr_gap[k] > s->arr_gap[best])
 			best = k;
-	*share = (double)s->arr_last[best] / s->arr_rounds;
+	}
+	if (!(total > 0))
+		return -1;
+	*share = s->arr_gap[best] / total;
 	*gap_ns = s->arr_last[best] ? s->arr_gap[best] / s->arr_last[best] : NAN;
 	if (held && 2 * s->arr_held[best] > s->arr_last[best])
 		*held = s->arr_holder[best];
-	return *share >= ARR_SHARE ? best : -1;
+	return *share >= ARR_SHARE && ARR_MIN_LAST * s->arr_last[best] >= s->arr_rounds ?
+	       best : -1;
 }
 
 /*
@@ -157,7 +172,8 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
  * rounds: a rank whose send steps spend twice the others' time in the
  * network, where that accounts for a quarter of the extra at least (S2:
  * *a, *b its and the others' ms per step); else a rank whose GPU reaches
- * the ops last (S1: *a its share of the rounds, *b its mean lead); else 0.
+ * the ops last (S1: *a its share of the others' wait, *b its mean lead);
+ * else 0.
  */
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
@@ -262,6 +278,52 @@ int32_t member_of(const struct an *an, const struct an_comm *c,
 }
 
 /*
+ * Rank RANK of C in comm H, whose late op held its GPU: where H's ops are
+ * p2p (H has no rounds to compare), did RANK's process enter its latest
+ * send and receive there LEAD / 2 or more after each peer entered the
+ * matching one (the peer had entered more: RANK was behind)?  Then RANK
+ * made that op late, not the other way round: a pipeline stage whose
+ * compute is slow keeps its partner waiting in their send/recv first, and
+ * both then reach the next collective late (random job 35,
+ * docs/simjob.md).  Entries on one host's clock only; unknown: false.
+ */
+bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+		   int32_t rank, double lead_ns)
+{
+	const struct an_proc *me = an_proc_of(an, &c->r[rank]);
+	int32_t x = member_of(an, h, c, rank);
+	const struct an_rank *rx;
+	uint32_t i, nlate = 0;
+	int d;
+
+	if (x < 0 || !me || !(lead_ns > 0))
+		return false;
+	rx = &h->r[x];
+	for (i = 0; i < rx->np2p; i++) {
+		const struct an_p2p *a = &rx->p2p[i];
+		const struct an_proc *pq;
+		const struct an_p2p *b;
+
+		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
+			continue;
+		pq = an_proc_of(an, &h->r[a->peer]);
+		b = an_p2p_find(&h->r[a->peer], x);
+		if (!pq || pq->host != me->host || !b)
+			return false;
+		for (d = 0; d < 2; d++) {
+			if (!a->n[d])
+				continue;
+			if (b->n[!d] < a->n[d] ||
+			    (b->n[!d] == a->n[d] &&
+			     (double)a->t_enter[d] < (double)b->t_enter[!d] + lead_ns / 2))
+				return false;
+			nlate++;
+		}
+	}
+	return nlate > 0;
+}
+
+/*
  * The comm whose op held RANK's GPU when it reached this op (its earlier op
  * there ended after the call), where the rank waited in that op for about
  * as long as the others wait for it here (half of GAP at least), or where
@@ -279,6 +341,8 @@ static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 	if (!held)
 		return 0;
 	h = an_comm_get(an, held, 0, false);
+	if (h && slow_p2p_late(an, h, c, rank, gap))
+		return 0;
 	hk = h && h->slow ? member_of(an, h, c, rank) : -1;
 	/* no round of it known (p2p ops): held, as far as is known */
 	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ? held : 0;
@@ -491,7 +555,7 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 		an_val_f(v, "s2_step_median_ms", b / 1e6);
 	} else if (!named) {
 		an_val_i(v, "s1_rank", rank);
-		an_val_f(v, "arrive_last_share", a);
+		an_val_f(v, "arrive_last_wait_share", a);
 		an_val_f(v, "arrive_gap_ms", b / 1e6);
 	}
 	if (cls == AN_S2)
