@@ -198,6 +198,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	bool tcp_reclass;
 	bool gdev = false;
 	uint64_t held;
+	/* the sampled arrivals' culprit's share of the wait and mean lead */
+	double arr_share = 0, arr_lead = NAN;
 
 	if (c->slow->have_srate)
 		slow_sampled_s2(c, &s2_rank, &s2_rate, &s2_med, &s2_z, &s2_lat, &lat_med);
@@ -260,15 +262,15 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		c->slow->cls = v->cls;
 		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
 		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
+		if (arrived)
+			slow_arrival_culprit(c, &arr_share, &arr_lead, NULL);
 		/* with arrivals sampled: only where it came straight from that op */
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
 		       arrived ? c->slow->arr_held_by : c->slow->holder[s1_rank];
 		if (held && arrived) {
 			const struct an_comm *h = an_comm_get(an, held, 0, false);
-			double share, lead;
 
-			slow_arrival_culprit(c, &share, &lead, NULL);
-			if (h && slow_p2p_late(an, h, c, s1_rank, lead))
+			if (h && slow_p2p_late(an, h, c, s1_rank, arr_lead))
 				held = 0;	/* its own pipeline op: the straggler */
 		}
 		c->slow_cascade = root != NULL || held;
@@ -281,15 +283,12 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			res->onset_iter + c->slow->iter_skip, res->p,
 			class_words(cls), an_class_name(v->cls));
 		if (cls != SL_S2 && arrived) {
-			double share, gap;
-
-			slow_arrival_culprit(c, &share, &gap, NULL);
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"
 				" others (mean; %.0f%% of their wait; its CPU queues"
 				" its calls ahead of its GPU, so the call is not its"
 				" arrival)", s1_rank, c->slow->arr_last[s1_rank],
-				c->slow->arr_rounds, gap / 1e6, 100 * share);
+				c->slow->arr_rounds, arr_lead / 1e6, 100 * arr_share);
 		} else if (cls != SL_S2 && s1_rank >= 0) {
 			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"
 				" z %.1f)%s", s1_rank, res->s1_dur_ns / 1e6, res->s1_z,

@@ -37,24 +37,8 @@ COMMIT=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo "?")
 # (ccld's verdicts) at once
 clocks_ns() { python3 -c 'import time; print(time.monotonic_ns(), time.time_ns())'; }
 
-# the monotonic time the drawn fault took effect: the rank's marker or the
-# stand-in's Fault line (written at init, with the time to come); empty
-# while it has not
-onset_ns() {
-	python3 - "$TMP/log" <<'PY'
-import glob, json, sys, time
-for p in glob.glob(sys.argv[1] + "/appfault.*.json"):
-    print(json.load(open(p))["t_ns"]); sys.exit()
-for p in glob.glob(sys.argv[1] + "/calls.*.jsonl"):
-    for l in open(p):
-        if '"Fault"' in l:
-            t = json.loads(l)["fault_at_ns"]
-            if t <= time.monotonic_ns():
-                print(t)
-            sys.exit()
-PY
-}
-
+# the monotonic time the drawn fault took effect, empty while it has not
+onset_ns() { python3 "$TOP/tests/scenarios/fuzz_score.py" --onset "$TMP/log"; }
 have_onset() { [ -n "$(onset_ns)" ]; }
 
 # has_root: a root verdict is in the trace (SLOW_ONLY=1: a slow one)

@@ -4,6 +4,7 @@
 usage: fuzz_score.py DRAW.json TRACE.jsonl PIDFILE CALLLOG_DIR
            --attach-ns MONO_NS REAL_NS --stall SEC [--commit C]
        fuzz_score.py --table RESULTS.tsv
+       fuzz_score.py --onset CALLLOG_DIR
 
 The first form prints one tab-separated line: seed, class, fault, job,
 attach, outcome, latency in seconds, detail, commit.  The outcome:
@@ -21,7 +22,9 @@ attach, outcome, latency in seconds, detail, commit.  The outcome:
 
 Latency counts from the fault's onset, or from the attach when ccld came
 later.  The call logs count in CLOCK_MONOTONIC, the verdicts in wall-clock
-time: the attach time in both converts them.  The second form prints the accuracy table per class (markdown).
+time: the attach time in both converts them.  The second form prints the
+accuracy table per class (markdown); the third the fault's onset (ns,
+CLOCK_MONOTONIC) once it has come, nothing before (the runner waits for it).
 """
 import argparse
 import collections
@@ -29,6 +32,7 @@ import glob
 import json
 import os
 import sys
+import time
 
 
 def load_jsonl(path):
@@ -45,13 +49,17 @@ def load_jsonl(path):
     return out
 
 
-def onset_ns(logdir):
+def onset_ns(logdir, reached_by=None):
+    """The monotonic time the drawn fault took effect: the rank's marker, or
+    the stand-in's Fault line (written at init with the time to come);
+    with REACHED_BY (ns) None while that time is still ahead."""
     for p in glob.glob(os.path.join(logdir, "appfault.*.json")):
         return json.load(open(p))["t_ns"]
     for p in glob.glob(os.path.join(logdir, "calls.*.jsonl")):
         for c in load_jsonl(p):
             if c.get("op") == "Fault":
-                return c["fault_at_ns"]
+                t = c["fault_at_ns"]
+                return None if reached_by is not None and t > reached_by else t
     return None
 
 
@@ -150,6 +158,11 @@ def table(path):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
         table(sys.argv[2])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--onset":
+        t = onset_ns(sys.argv[2], time.monotonic_ns())
+        if t is not None:
+            print(t)
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("draw")
