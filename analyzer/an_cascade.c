@@ -188,6 +188,21 @@ static bool weak(const struct an_status *st)
 	return st->cls == AN_H3 && st->t4 != AN_T4_NONE && st->t4 != AN_T4_NOT_DELIVERED;
 }
 
+/*
+ * A cycle's cut: a definite cause (H2, H1, data that left and never
+ * arrived), then a receive starving from a sender that shows no side of
+ * the op (the one edge of the cycle that may be misread), then the
+ * evidence as located
+ */
+static int cut_rank(const struct an_status *st)
+{
+	int ev = evidence_rank(st);
+
+	if (ev >= 2)
+		return 2 + ev;
+	return st->cls == AN_H3 && st->t4_sender_unseen ? 2 : ev;
+}
+
 static int root_of(const struct node *nodes, int nn, int i)
 {
 	int k;
@@ -576,7 +591,13 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 	}
 	/*
 	 * cycles (ordering deadlocks): the comm that stalled first is the
-	 * root, among those with the most definite evidence in the cycle
+	 * root, among those with the most definite evidence in the cycle.
+	 * Streams of one SPMD program do not wait for each other in a circle:
+	 * one edge of it rests on a flow misread.  Among ties, a receive
+	 * starving from a sender that shows no side of the op is that flow
+	 * (the sender may have sent it all: its data was lost at the
+	 * receiver, whose comm is then the root); an edge to a sender whose
+	 * op is there, not sent, is backpressure.
 	 */
 	for (pass = 0; pass < nn; pass++) {
 		bool cut = false;
@@ -590,8 +611,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 				continue;
 			best = x;
 			for (j = nodes[x].edge; j != x; j = nodes[j].edge) {
-				int ej = evidence_rank(&nodes[j].c->st);
-				int eb = evidence_rank(&nodes[best].c->st);
+				int ej = cut_rank(&nodes[j].c->st);
+				int eb = cut_rank(&nodes[best].c->st);
 
 				if (ej != eb ? ej > eb : earlier(&nodes[j], &nodes[best]))
 					best = j;
@@ -615,11 +636,13 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 		int32_t r;
 		uint32_t k;
 
-		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s open_op %llx quiet %.2f\n",
+		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s%s open_op %llx quiet %.2f ev %d\n",
 			i, (unsigned long long)c->hash, (long long)c->st.seq, c->st.cls,
 			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
-			nodes[i].held ? " held" : "", (unsigned long long)c->st.open_op,
-			nodes[i].quiet);
+			nodes[i].held ? " held" : "",
+			c->st.t4_sender_unseen ? " sender-unseen" : "",
+			(unsigned long long)c->st.open_op, nodes[i].quiet,
+			evidence_rank(&c->st));
 		fprintf(stderr, "an:   wait");
 		for (k = 0; k < c->st.nwait; k++)
 			fprintf(stderr, " %d", c->st.wait[k]);

@@ -185,6 +185,12 @@ struct an_status {
 	enum an_t4 t4;
 	bool t4_remote;
 	int32_t t4_rank, t4_peer;	/* the located flow's rank and peer, -1 none */
+	/*
+	 * the located flow is a receive starving from a sender that shows no
+	 * side of the op: it may have sent it all (its finished subs pruned,
+	 * or finished before the attach), the data lost at the receiver
+	 */
+	bool t4_sender_unseen;
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */

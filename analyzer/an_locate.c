@@ -111,6 +111,7 @@ static void reset(struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
 	st->t4_rank = st->t4_peer = -1;
+	st->t4_sender_unseen = false;
 	st->net_global = false;
 	st->untouched = false;
 	an_evidence_clear(st);

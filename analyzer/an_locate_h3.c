@@ -221,6 +221,21 @@ struct flow_facts {
 };
 
 /*
+ * Every sub of collective OP finished at rank PR's proxy (an_proxy.c
+ * note_op_done): its send of the op left and completed, though a later op
+ * of another comm pruned the subs that said so.
+ */
+static bool sender_round_done(const struct an_rank *pr, uint64_t op)
+{
+	int64_t seq;
+
+	if (pr->op_off_ok != 1)
+		return false;
+	seq = an_op_seq(pr, op);
+	return seq >= 0 && pr->op_done[(uint64_t)seq % AN_HIST].seq == seq;
+}
+
+/*
  * A receive still waiting while the sender's side of the same op completed
  * (its send done, or the sender already on a later op of the comm, its
  * finished subs pruned): the data left and the receiver's network never
@@ -241,10 +256,12 @@ static bool lost_at_receiver(struct an_comm *c, int32_t r,
 		return false;
 	pr = &c->r[p->peer];
 	/* a p2p id says nothing about the sender's order: no conclusion */
-	for (i = 0; an_coll_op(p->op) && i < pr->nsubs; i++)
+	if (!an_coll_op(p->op))
+		return false;
+	for (i = 0; i < pr->nsubs; i++)
 		if (an_coll_op(pr->subs[i].op) && pr->subs[i].op > p->op)
 			return true;
-	return false;
+	return sender_round_done(pr, p->op);
 }
 
 /* A send that left and never completed, its receiver waiting for it. */
@@ -269,7 +286,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
-	struct pick lost = { .rank = -1 };
+	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 };
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
@@ -311,6 +328,10 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 					if (lost.rank < 0)
 						lost = (struct pick){ r, p,
 							AN_T4_NOT_DELIVERED, false };
+				} else if (unseen.rank < 0 && p->dir == AN_RECV &&
+					   !peer_sub(c, p, r, AN_SEND, st->seq)) {
+					unseen = (struct pick){ r, p,
+						AN_T4_NOT_DELIVERED, true };
 				}
 				continue;
 			}
@@ -432,6 +453,22 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
 			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
+	} else if (unseen.rank >= 0 && !(gpu_idle && gpu.p) && quiet.rank < 0) {
+		/*
+		 * A receive starving from a sender that shows no side of the
+		 * op: the sender may have sent it all, lost at this receiver,
+		 * or not reached it (the hold graph follows that sender).  A
+		 * GPU with data waiting while another of its receives starves
+		 * waits for that one, not the other way round; a GPU that waits
+		 * for no one's data and produces nothing (quiet) comes first.
+		 */
+		add_cul(an, st, unseen.rank);
+		an_text(st, "least progress: ");
+		describe_sub(st, &unseen);
+		an_text(st, "; the sender, rank %d, shows no side of the op: it sent"
+			" it all (lost at this receiver) or has not reached it",
+			unseen.p->peer);
+		st->t4_sender_unseen = true;
 	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
 		struct pick *k = gpu.rank >= 0 && gpu.p ? &gpu : &quiet;
 

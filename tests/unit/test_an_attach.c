@@ -517,6 +517,51 @@ static void test_wire(void)
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
 }
 
+/*
+ * Attached after a network stall on rank 0, memory only: P = {0,1} carries
+ * the pipeline's p2p, C = {0,1} a collective after it in both streams.
+ * Rank 1 sent its P data (its op done and freed: memory holds none of it)
+ * and went on into C, where it waits for rank 0; rank 0's receive in P
+ * never got the data.  C reads "rank 1 waits for rank 0, whose GPU is in
+ * P"; P reads "rank 0 waits for rank 1, whose GPU is in C": a cycle.  The
+ * flow misread is P's (its sender shows no side of the op): P is the
+ * root and names rank 0 (before: C, the comm more ranks wait in, named
+ * rank 1).
+ */
+static void test_cycle_sender_unseen(void)
+{
+	const uint64_t P = 0x00000000000d0001ull, C = 0x00000000000d0002ull;
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[2];
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, P, 2, NULL);
+	sim_comm(&s, C, 2, NULL);
+	mem(&s, C, 0, 21);
+	mem(&s, C, 1, 21);
+	/* rank 0: P's receive from rank 1 starving (a p2p op id is even) */
+	p[0] = sub(1, AN_RECV, 4, 0, 0, 0, 20);
+	p[0].op = 6;
+	snap(&s, P, 0, p, 1);
+	snap(&s, P, 1, NULL, 0);
+	/* C: rank 0's send not transmitted (its GPU is in P); rank 1's left */
+	p[0] = sub(1, AN_SEND, 4, 0, 0, 0, 20);
+	p[1] = sub(1, AN_RECV, 4, 0, 0, 0, 20);
+	snap(&s, C, 0, p, 2);
+	p[0] = sub(0, AN_SEND, 4, 4, 0, 4, 20);
+	p[1] = sub(0, AN_RECV, 4, 0, 0, 0, 20);
+	snap(&s, C, 1, p, 2);
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, P, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "0"));
+	CHECK(v && strstr(v->text, "shows no side of the op") != NULL);
+	v = sim_find_v(&s, C, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == P);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_h1_from_counts();
@@ -530,6 +575,7 @@ int main(void)
 	test_dead_peer();
 	test_untraced_said();
 	test_skip_under_runahead();
+	test_cycle_sender_unseen();
 	test_wire();
 	return check_finish("test_an_attach");
 }

@@ -351,6 +351,80 @@ static void test_lost_at_receiver(void)
 	sim_fini(&s);
 }
 
+/* rank R of comm HASH launched NCOLL collectives, each with proxy work */
+static void launched(struct sim *s, uint64_t hash, int r, int64_t ncoll)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+	struct an_launch l = { .ncoll = ncoll, .has_coll_ops = true,
+			       .coll_ops = (uint64_t)ncoll, .nfn = 5 };
+
+	l.per_fn[4] = (uint64_t)ncoll;
+	an_launched(s->an, &k, &l, sim_now(s, c, r));
+}
+
+/*
+ * The stand-in's netstall on rank 5, live (CI): X = {4,5} then W = {4,5}
+ * in both streams.  Rank 4 finished its part of X's round 3 (its send
+ * left and completed, rank 5's data came in), a look at memory then showed
+ * no op of X on it (NCCL frees finished ones), and its GPU went on into W,
+ * where it waits for rank 5.  Rank 5's receive in X never got the data.
+ * Only rank 4's note of the round done says the data left: the receiver's
+ * network is the root, W its cascade (before: "least progress" with the
+ * sender's GPU held in W, and W held by rank 5's GPU in X, a cycle).
+ */
+static void test_lost_sender_pruned(void)
+{
+	static const int g[2] = { 4, 5 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x80ull, 2, g);
+	sim_comm(&s, 0x90ull, 2, g);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x80ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x90ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 2; r++) {
+		sim_call(&s, 0x80ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		launched(&s, 0x80ull, r, 4);
+	}
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++) {
+		sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		launched(&s, 0x90ull, r, 4);
+	}
+	/* X's round 3 (op id 7): rank 4 done, rank 5's receive starving */
+	flow_op(&s, 0x80ull, 0, 7, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x80ull, 0, 7, 1, AN_RECV, 1, 1, 1, 1);
+	flow_op(&s, 0x80ull, 1, 7, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x80ull, 1, 7, 0, AN_RECV, 1, 0, 0, 0);
+	/* W's round 3: rank 4's data left, rank 5's GPU never got there */
+	flow_op(&s, 0x90ull, 0, 7, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x90ull, 0, 7, 1, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, 0x90ull, 1, 7, 0, AN_SEND, 0, 0, 0, 0);
+	flow_op(&s, 0x90ull, 1, 7, 0, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 100000);
+	{
+		struct sim_comm *c = sim_find(&s, 0x80ull);
+		struct an_key k = sim_key(&s, c, 0);
+
+		an_snapshot(s.an, &k, NULL, 0, sim_now(&s, c, 0));
+	}
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x80ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && v->t4 == AN_T4_NOT_DELIVERED && !v->t4_remote);
+	CHECK(v && strstr(v->text, "never arrived") != NULL);
+	v = sim_find_v(&s, 0x90ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x80ull);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -360,5 +434,6 @@ int main(void)
 	test_netstall_pairs();
 	test_gpu_stream_order();
 	test_lost_at_receiver();
+	test_lost_sender_pruned();
 	return check_finish("test_an_cascade");
 }
