@@ -414,7 +414,7 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		uint64_t m = 0;
 
 		nodes[i].closed = nodes[i].held = false;
-		if (any_down(an, c))
+		if (any_down(an, c) || st->spmd)
 			continue;
 		if (st->cls == AN_H1) {
 			for (k = 0; k < (int)st->ncul; k++) {
@@ -470,6 +470,43 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 	}
 }
 
+static bool has_proc(const struct an_comm *c, uint32_t proc)
+{
+	int32_t k;
+
+	for (k = 0; proc && k < c->nranks; k++)
+		if (c->r[k].proc == proc)
+			return true;
+	return false;
+}
+
+/*
+ * A skipped op found by the counts (an_locate_spmd.c) is where the hang
+ * began: such a node waits for no other kind of node, and every other
+ * root that holds its rank is its cascade (their ops queue behind the
+ * skipped one on the peers' streams, or wait for the skipper).
+ */
+static void spmd_roots(struct node *nodes, int nn)
+{
+	int i, j;
+
+	for (j = 0; j < nn; j++)
+		if (nodes[j].c->st.spmd && nodes[j].edge >= 0 &&
+		    !nodes[nodes[j].edge].c->st.spmd)
+			nodes[j].edge = -1;
+	for (j = 0; j < nn; j++) {
+		const struct an_status *sj = &nodes[j].c->st;
+
+		if (!sj->spmd || nodes[j].edge >= 0 || !sj->ncul)
+			continue;
+		for (i = 0; i < nn; i++)
+			if (i != j && nodes[i].edge < 0 && !nodes[i].c->st.spmd &&
+			    has_proc(nodes[i].c, nodes[j].c->r[sj->cul[0]].proc))
+				nodes[i].edge = j;
+		return;
+	}
+}
+
 static void link_nodes(struct an *an, struct node *nodes, int nn)
 {
 	uint64_t located_mask = 0;
@@ -511,7 +548,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 
 		nodes[i].edge = -1;
 		if (!st->ncul || st->ncul > AN_EDGE_MAX_CUL || any_down(an, c) ||
-		    definite_h3(st))
+		    definite_h3(st) || st->spmd)
 			continue;
 		for (k = 0; k < (int)st->ncul && m; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -623,6 +660,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
+	spmd_roots(nodes, nn);
 	merge_weak_roots(an, nodes, nn);
 }
 

@@ -193,6 +193,7 @@ struct an_status {
 	bool t4_sender_unseen;
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
+	bool spmd;		/* H1 by the counts of a skipped op (an_locate_spmd.c) */
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */
 	char text[AN_TEXT_MAX];
 	uint32_t nval;

@@ -114,6 +114,7 @@ static void reset(struct an_status *st)
 	st->t4_sender_unseen = false;
 	st->net_global = false;
 	st->untouched = false;
+	st->spmd = false;
 	an_evidence_clear(st);
 	st->max_call_age_ns = 0;
 }
@@ -284,6 +285,9 @@ void an_locate(struct an *an, struct an_comm *c)
 				loc_coll(an, c, st);
 		}
 	}
+	/* a rank that went past an op of this comm, or of one holding every rank */
+	if (st->cls == AN_H1 || st->cls == AN_H3)
+		loc_spmd_skip(an, c, st);
 	if (st->cls)
 		loc_what_is_not_known(c, st);
 }

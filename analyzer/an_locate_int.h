@@ -89,6 +89,13 @@ int loc_fn_of_nccl_func(int f);
 void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st);
 /* some rank of C waits in a p2p op its peer never posted (counted alike) */
 bool loc_p2p_unmatched(const struct an_comm *c);
+/*
+ * an_locate_spmd.c: one rank of C entered more or fewer of C's ops before
+ * a round of a comm holding every rank than its peers: it skipped one (of
+ * C's, or of that comm's); ST becomes that H1 (st->spmd).  False: no such
+ * rank, ST unchanged.
+ */
+bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st);
 
 /* an_locate_h3.c */
 void loc_h3(struct an *an, struct an_comm *c, struct an_status *st);

@@ -10,7 +10,17 @@
 #       one; weighed by their lead it named rank 4, but as a cascade of its
 #       own pipeline send/recv (fixes: arrivals weighed by lead; a rank that
 #       entered its pipeline op after its peer made it late itself)
-#   3   exit mid run (4 ranks), 27 H2 redop attached mid run (pytorch,
-#       8 ranks), 45 GPU stall (moe, 4 ranks): one of each class right
-#       at fuzz's start, kept as a guard
-exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 3 27 45
+#   5   pytorch, 8 ranks, TP 1, PP 4, DP 2: rank 3 skips its DP
+#       reduce-scatter and all-gather; named: rank 0 ("GPU not ready" in
+#       the world all-reduce queued behind them), rank 3 only as a cascade
+#   30  moe, 4 ranks: rank 1 skips its dense all-reduce; its next one pairs
+#       with its peer's, so that round looked entered by both: H3 "GPU not
+#       ready" naming rank 1 (its GPU is in the world's op), not the skip
+#   19  pytorch, 16 ranks, TP 4, DP 4: rank 0 skips the world's loss
+#       all-reduce and runs on into its next TP and DP ops: the three ranks
+#       that never entered them were named
+#       (fix for 5, 30, 19: the counts of a comm's ops before a round of
+#       the world, an_locate_spmd.c)
+#   27  H2 redop attached mid run (pytorch, 8 ranks), 45 GPU stall (moe,
+#       4 ranks): guards, right at fuzz's start
+exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A skipped op, told by counts (an_locate_spmd.c): world W of 4 ranks, DP
+ * pairs P0 = {0,1} and P1 = {2,3}; each iteration a pair all-reduce, then
+ * a world all-reduce, queued without waiting (the CPU runs on, the GPU
+ * executes in order).  From random jobs 5, 30 (a rank skips its pair op)
+ * and 19 (a rank skips the world op), docs/simjob.md.
+ */
+#include "test_an_helpers.h"
+
+#define W  0x00000000000000f1ull
+#define P0 0x00000000000000e1ull
+#define P1 0x00000000000000e2ull
+
+static void job(struct sim *s)
+{
+	static const int p0[2] = { 0, 1 }, p1[2] = { 2, 3 };
+	int i;
+
+	sim_init(s, 5, 300);
+	sim_comm(s, W, 4, NULL);
+	sim_comm(s, P0, 2, p0);
+	sim_comm(s, P1, 2, p1);
+	for (i = 0; i < 3; i++) {
+		sim_round(s, P0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_round(s, P1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(s, 1000000);
+		sim_round(s, W, CCLD_FN_ALLREDUCE, 2, 7);
+		sim_step(s, 10000000);
+	}
+}
+
+static const struct an_verdict *first_root(const struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->nv; i++)
+		if (s->v[i].kind == AN_V_NEW && s->v[i].role == AN_ROOT)
+			return &s->v[i];
+	return NULL;
+}
+
+/* the culprit's global rank (pid 100 + g in the helpers) */
+static int culprit_g(const struct an_verdict *v)
+{
+	return v && v->ncul == 1 ? (int)v->cul[0].pid - 100 : -1;
+}
+
+/*
+ * Rank 1 skips its pair all-reduce of iteration 3 and enters the world's;
+ * rank 0's GPU waits in the pair op, so the world's op never runs.  Rank 1
+ * entered P0's ops up to seq 2 before W's round 3, rank 0 and P1's ranks
+ * up to seq 3: rank 1 skipped P0's seq 3.
+ */
+static void test_skipped_pair_op(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int r;
+
+	job(&s);
+	sim_call(&s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 2; r++) {
+		struct an_op op = sim_call(&s, P1, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+		sim_complete(&s, &op);
+	}
+	sim_step(&s, 1000000);
+	for (r = 0; r < 4; r++)
+		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 1);
+		CHECK(v->comm == P0);
+		CHECK_INT(v->seq, 3);
+		CHECK(strstr(v->text, "skipped seq 3") != NULL);
+	}
+	sim_fini(&s);
+}
+
+/*
+ * Rank 0 skips the world all-reduce of iteration 3 and runs on into
+ * iteration 4: its pair op (seq 4), then its next world op, which pairs
+ * with the others' round 3.  Rank 0 entered P0's ops up to seq 4 before
+ * W's round 3, everyone else up to seq 3: rank 0 ran ahead (it skipped one
+ * of W's), not rank 1 (which never entered P0's seq 4).
+ */
+static void test_ran_ahead(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int r, c;
+
+	job(&s);
+	for (c = 0; c < 2; c++)
+		for (r = 0; r < 2; r++) {
+			struct an_op op = sim_call(&s, c ? P1 : P0, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+			sim_complete(&s, &op);
+		}
+	sim_step(&s, 1000000);
+	for (r = 1; r < 4; r++)
+		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_step(&s, 1000000);
+	sim_call(&s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	sim_call(&s, W, 0, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 0);
+		CHECK(strstr(v->text, "ran ahead") != NULL);
+	}
+	sim_fini(&s);
+}
+
+/* everyone calls in one order and rank 3 stops in CPU code: no count differs */
+static void test_plain_hang_unchanged(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int r;
+
+	job(&s);
+	for (r = 0; r < 2; r++) {
+		struct an_op op = sim_call(&s, P0, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+		sim_complete(&s, &op);
+	}
+	sim_call(&s, P1, 2, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	for (r = 0; r < 3; r++)
+		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 3);
+		CHECK(strstr(v->text, "skipped") == NULL && strstr(v->text, "ran ahead") == NULL);
+	}
+	sim_fini(&s);
+}
+
+int main(void)
+{
+	test_skipped_pair_op();
+	test_ran_ahead();
+	test_plain_hang_unchanged();
+	return check_finish("test_an_spmd");
+}
