@@ -392,7 +392,11 @@ void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		   enum an_proc_state st, int exit_status, uint64_t t_ns)
 {
-	uint32_t i = proc_get(an, host, pid, false);
+	/*
+	 * a process found stopped when the tracer attached: that state comes
+	 * before any record of its ranks, and nothing later repeats it
+	 */
+	uint32_t i = proc_get(an, host, pid, st == AN_PROC_STOPPED);
 	struct hkey k;
 	size_t it;
 	void *v;

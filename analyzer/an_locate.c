@@ -13,7 +13,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/types.h>
+#include "an_config.h"
 #include "an_locate_int.h"
+#include "ccld.h"
 #include "names.h"
 
 /* "sleeping in pause()", "running", "in I/O (D) in fsync() [wchan]" */
@@ -249,6 +252,65 @@ void loc_what_is_not_known(const struct an_comm *c, struct an_status *st)
 	evidence_tiers(c, st);
 }
 
+/*
+ * How long rank R's CPU has waited for a GPU that has nothing of NCCL
+ * pending: its main thread is inside a CUDA synchronize (entered while
+ * traced), and its GPU is known to hold no NCCL op (an_locate_gpu.c).
+ * 0 if not so.
+ */
+static uint64_t gpu_wait_ns(const struct an *an, const struct an_rank *r)
+{
+	const struct an_proc *p = an_proc_of(an, r);
+	uint64_t now;
+
+	if (!p || !p->has_main || p->state != AN_PROC_RUNNING ||
+	    !p->main_thread.cuda_sync || !p->main_thread.cuda_since ||
+	    !p->gpu_known || p->gpu_comm || p->host >= an->nhosts)
+		return 0;
+	now = an->hosts[p->host].now;
+	return now > p->main_thread.cuda_since ? now - p->main_thread.cuda_since : 0;
+}
+
+/*
+ * An H1 whose every culprit never entered because its CPU waits for its
+ * GPU (in a CUDA synchronize since the comm was suspected or before) while
+ * no NCCL op is pending there: the GPU is stuck in other work queued before
+ * the call (a kernel, a copy), a GPU fault (H3, GPU not ready), not a CPU
+ * hang.  A skipped op (loc_spmd_skip) stays H1.
+ */
+static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
+			      struct an_status *st)
+{
+	uint64_t min_ns = (uint64_t)(an_config_suspect_s(&an->cfg) * 1e9), w = 0;
+	const struct an_proc *p;
+	uint32_t i;
+
+	if (!st->ncul)
+		return;
+	for (i = 0; i < st->ncul; i++) {
+		uint64_t wi = gpu_wait_ns(an, &c->r[st->cul[i]]);
+
+		if (wi < min_ns)
+			return;
+		if (!w || wi < w)
+			w = wi;
+	}
+	p = an_proc_of(an, &c->r[st->cul[0]]);
+	st->cls = AN_H3;
+	st->t4 = AN_T4_GPU_NOT_READY;
+	st->t4_remote = false;
+	st->t4_rank = st->cul[0];
+	st->t4_peer = -1;
+	an_text(st, "; its CPU waits for its GPU: inside cuda%s() for %.1f s, with no NCCL"
+		" op pending on the GPU: the GPU is stuck in work queued before the call"
+		" (GPU not ready)",
+		p->main_thread.cuda_sync == CCLD_FN_CUDA_EVENT_SYNC ? "EventSynchronize" :
+		"StreamSynchronize", (double)w / 1e9);
+	an_val_s(st, "state", an_t4_name(AN_T4_GPU_NOT_READY));
+	an_val_s(st, "cause", "local");
+	an_val_f(st, "cuda_wait_s", (double)w / 1e9);
+}
+
 void an_locate(struct an *an, struct an_comm *c)
 {
 	struct an_status *st = &c->st;
@@ -288,6 +350,8 @@ void an_locate(struct an *an, struct an_comm *c)
 	/* a rank that went past an op of this comm, or of one holding every rank */
 	if (st->cls == AN_H1 || st->cls == AN_H3)
 		loc_spmd_skip(an, c, st);
+	if (st->cls == AN_H1 && !st->spmd)
+		gpu_stuck_outside(an, c, st);
 	if (st->cls)
 		loc_what_is_not_known(c, st);
 }

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/types.h>
 #include "an_wire.h"
+#include "ccld.h"
 
 struct wbuf {
 	uint8_t *p;
@@ -222,7 +224,8 @@ static void get_nic(struct rbuf *b, struct an_nic_event *e)
 
 /*
  * AW_THREAD: pid, tid, state, main, syscall, arg0, name and wchan texts;
- * version 6: the fd's path text
+ * version 6: the fd's path text; version 7: the CUDA synchronize it is
+ * inside and its entry
  */
 static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 {
@@ -240,6 +243,8 @@ static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 	put64(b, t->arg0);
 	if (put_text(b, name) || put_text(b, wchan) || put_text(b, path))
 		return -EINVAL;
+	put8(b, t->cuda_sync);
+	put64(b, t->cuda_since);
 	return 0;
 }
 
@@ -268,6 +273,13 @@ static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t, uint8
 		if (strlen(txt) >= sizeof(t->path))
 			b->bad = true;
 		snprintf(t->path, sizeof(t->path), "%.*s", (int)sizeof(t->path) - 1, txt);
+	}
+	if (ver >= 7) {
+		t->cuda_sync = get8(b);
+		t->cuda_since = get64(b);
+		if (t->cuda_sync && t->cuda_sync != CCLD_FN_CUDA_STREAM_SYNC &&
+		    t->cuda_sync != CCLD_FN_CUDA_EVENT_SYNC)
+			b->bad = true;
 	}
 	if (main > 1 || t->syscall < -2 ||
 	    !((t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z')))

@@ -239,9 +239,30 @@ struct ccld_comm_state {
 #define CCLD_CS_INTRA_NODE	(1u << 3)
 
 /*
+ * The "entries" map's key and value: a call entered and not returned yet,
+ * per thread (pid_tgid) and function (fn, | CCLD_COOKIE_DRIVER for the
+ * driver API), saved by its uprobe for its uretprobe.  The loader reads it
+ * too: a thread inside a CUDA synchronize (CCLD_EV_THREAD's fn).
+ */
+struct ccld_entry_key {
+	__u64 pid_tgid;
+	__u32 fn;
+	__u32 pad;
+};
+
+struct ccld_entry_val {
+	__u64 ts;	/* its entry, CLOCK_MONOTONIC */
+	__u64 ptr;	/* out parameter or object saved at entry */
+	__u64 comm;	/* the communicator (tier A), the stream (tier B) */
+};
+
+/*
  * CCLD_EV_THREAD: one thread of a traced process, from /proc/PID/task/TID
  * (stat, syscall, wchan, comm), when the loader attaches and when it
  * changes while a comm of the process is suspected.  tid: the thread.
+ * fn: the CUDA synchronize it is inside (CCLD_FN_CUDA_STREAM_SYNC or
+ * CCLD_FN_CUDA_EVENT_SYNC, entered while traced), 0 none; its entry in
+ * the event's cuda_since_ns.
  */
 struct ccld_thread {
 	__s32 syscall;		/* system call it is in; -1 running in user space, -2 unknown */
@@ -411,6 +432,7 @@ struct ccld_event {
 	 */
 	union {
 		__u64 thread;
+		__u64 cuda_since_ns;	/* CCLD_EV_THREAD: see struct ccld_thread */
 		struct {
 			__u8 coll;	/* args->coll (ncclFunc_t) */
 			__u8 dtype;	/* args->dtype */

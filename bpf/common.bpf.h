@@ -40,24 +40,12 @@ struct {
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
-struct entry_key {
-	__u64 pid_tgid;
-	__u32 fn;
-	__u32 pad;
-};
-
-struct entry_val {
-	__u64 ts;
-	__u64 ptr;	/* out parameter or object saved at entry */
-	__u64 comm;	/* the communicator (tier A), the stream (tier B) */
-};
-
-/* entry state for the uretprobes, per thread and function */
+/* entry state for the uretprobes, per thread and function (ccld.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct entry_key);
-	__type(value, struct entry_val);
+	__type(key, struct ccld_entry_key);
+	__type(value, struct ccld_entry_val);
 } entries SEC(".maps");
 
 static __always_inline bool traced(void)

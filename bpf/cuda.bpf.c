@@ -25,9 +25,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 static __always_inline int save(struct pt_regs *ctx, __u64 event, __u64 stream)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(),
+	struct ccld_entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(),
 			       .fn = cookie & FN_MASK };
-	struct entry_val v = { .ts = bpf_ktime_get_ns(), .ptr = event,
+	struct ccld_entry_val v = { .ts = bpf_ktime_get_ns(), .ptr = event,
 			       .comm = stream };
 
 	if (!traced())
@@ -67,8 +67,8 @@ int BPF_KRETPROBE(cuda_return, long ret)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = cookie & FN_MASK;
-	struct entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
-	struct entry_val *v;
+	struct ccld_entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
+	struct ccld_entry_val *v;
 	struct ccld_event *e;
 	__u64 id = k.pid_tgid;
 	int res = (int)ret;

@@ -189,8 +189,8 @@ static __always_inline void read_ident(struct ccld_event *e, __u64 comm,
 
 static __always_inline void save_entry(__u32 fn, __u64 ptr, __u64 comm)
 {
-	struct entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
-	struct entry_val v = { .ts = bpf_ktime_get_ns(), .ptr = ptr, .comm = comm };
+	struct ccld_entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
+	struct ccld_entry_val v = { .ts = bpf_ktime_get_ns(), .ptr = ptr, .comm = comm };
 
 	bpf_map_update_elem(&entries, &k, &v, BPF_ANY);
 }
@@ -444,9 +444,9 @@ int BPF_KRETPROBE(api_return, long ret)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = cookie & 0xffff;
 	const struct ccld_layout *l = cookie_layout(cookie);
-	struct entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
-	struct entry_val *v = bpf_map_lookup_elem(&entries, &k);
-	struct entry_val saved = {};
+	struct ccld_entry_key k = { .pid_tgid = bpf_get_current_pid_tgid(), .fn = fn };
+	struct ccld_entry_val *v = bpf_map_lookup_elem(&entries, &k);
+	struct ccld_entry_val saved = {};
 	struct ccld_event *e;
 	__s32 res = 0;
 	__u64 newcomm = 0;

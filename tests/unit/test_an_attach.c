@@ -493,11 +493,16 @@ static void test_wire(void)
 	CHECK_INT(d.thread.syscall, 74);
 	CHECK_STR(d.thread.wchan, "io_schedule");
 	CHECK_STR(d.thread.path, "");
+	CHECK_INT(d.thread.cuda_sync, 0);
 	/* an older agent's record (version 5): no path text after wchan */
 	buf[0] = 5;
-	CHECK_INT(an_wire_decode(buf, (size_t)n - 1, &d, err, sizeof(err)), 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 1 - 9, &d, err, sizeof(err)), 0);
 	CHECK_STR(d.thread.wchan, "io_schedule");
 	CHECK_STR(d.thread.path, "");
+	/* version 6: no CUDA synchronize after the path */
+	buf[0] = 6;
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 9, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.thread.wchan, "io_schedule");
 	buf[0] = AN_WIRE_VERSION;
 	/* a thread state that is not a letter is refused */
 	buf[2 + 8 + 8] = 0;
@@ -507,6 +512,15 @@ static void test_wire(void)
 	n = an_wire_encode(&w, buf, sizeof(buf));
 	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
 	CHECK_STR(d.thread.path, "/ckpt/step1200.pt");
+	/* version 7: the CUDA synchronize the thread is inside; no other fn */
+	w.thread.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
+	w.thread.cuda_since = 123456789;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_INT(d.thread.cuda_sync, CCLD_FN_CUDA_STREAM_SYNC);
+	CHECK(d.thread.cuda_since == 123456789);
+	buf[n - 9] = CCLD_FN_ALLREDUCE;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
 	/* a version-1 clock record still decodes; a v1 AW_LAUNCHED does not exist */
 	memset(&w, 0, sizeof(w));
 	w.type = AW_CLOCK;
@@ -562,6 +576,26 @@ static void test_cycle_sender_unseen(void)
 	sim_fini(&s);
 }
 
+/*
+ * Rank 2's process was SIGSTOPped before the attach: the tracer says so
+ * (its state at attach) before any record of its ranks.  H1, "process
+ * stopped", not the "GPU not ready" its frozen proxy counters read as.
+ */
+static void test_stopped_before_attach(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 3, 300);
+	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_STOPPED, 0, s.now[0]);
+	late_rank(&s, 2);
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v && v->cls == AN_H1 && !strcmp(sim_culprits(v), "2"));
+	CHECK(v && strstr(v->text, "process stopped") != NULL);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_h1_from_counts();
@@ -576,6 +610,7 @@ int main(void)
 	test_untraced_said();
 	test_skip_under_runahead();
 	test_cycle_sender_unseen();
+	test_stopped_before_attach();
 	test_wire();
 	return check_finish("test_an_attach");
 }

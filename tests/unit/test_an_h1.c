@@ -388,6 +388,43 @@ static void test_many_idle_comms(void)
 	sim_fini(&s);
 }
 
+/*
+ * Rank 3's GPU stalls in work queued after its last collective (a copy, a
+ * kernel) while its CPU waits for it in cudaStreamSynchronize: it never
+ * calls seq 10, and no NCCL op is pending on its GPU.  Not a CPU hang: H3,
+ * GPU not ready, naming it.  The same without the synchronize stays H1.
+ */
+static void test_gpu_stuck_outside(void)
+{
+	struct an_thread t = { .tid = 103, .state = 'S', .main = true, .syscall = 202,
+			       .name = "python", .wchan = "futex_wait_queue" };
+	struct sim s;
+	const struct an_verdict *v;
+	int r, with;
+
+	for (with = 0; with < 2; with++) {
+		sim_init(&s, 10, 300);
+		sim_comm(&s, TP, 4, NULL);
+		warmup(&s, TP, 10);
+		t.cuda_sync = with ? CCLD_FN_CUDA_STREAM_SYNC : 0;
+		t.cuda_since = s.now[0];
+		an_thread_state(s.an, s.host_id[0], 103, &t, s.now[0]);
+		for (r = 0; r < 3; r++)
+			sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_tick(&s, 10.5);
+		v = sim_find_v(&s, TP, AN_V_NEW);
+		CHECK(v && v->role == AN_ROOT && !strcmp(sim_culprits(v), "3"));
+		if (with) {
+			CHECK(v && v->cls == AN_H3 && v->t4 == AN_T4_GPU_NOT_READY);
+			CHECK(v && strstr(v->text, "inside cudaStreamSynchronize() for") != NULL);
+			CHECK(v && sim_val(v, "cuda_wait_s") != NULL);
+		} else {
+			CHECK(v && v->cls == AN_H1);
+		}
+		sim_fini(&s);
+	}
+}
+
 int main(void)
 {
 	test_many_idle_comms();
@@ -399,5 +436,6 @@ int main(void)
 	test_p2p_from_attach();
 	test_p2p_from_attach_mismatch();
 	test_coll_from_attach();
+	test_gpu_stuck_outside();
 	return check_finish("test_an_h1");
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "attach.h"
 #include "commfind.h"
 #include "commread.h"
@@ -45,6 +46,7 @@ struct snapshot {
 	struct hmap dead_sent;	/* (comm, rank) -> marker: its PEER record is out */
 	struct hmap counts;	/* (pid, comm) -> last launch count + 1 emitted */
 	struct hmap threads;	/* pid -> signature of its threads last emitted */
+	int entries_fd;		/* the BPF calls in progress per thread, -1 none */
 	struct cand *cands;
 	size_t ncands, capcands;
 };
@@ -73,6 +75,7 @@ struct snapshot *snapshot_new(struct attacher *a, struct proxy_live *pl, const s
 	s->st = st;
 	s->host = host;
 	s->verbose = verbose;
+	s->entries_fd = -1;
 	ns_link(getpid(), s->self_ns, sizeof(s->self_ns));
 	hmap_init(&s->libs);
 	hmap_init(&s->resolved);
@@ -261,6 +264,37 @@ static int read_counts(struct snapshot *s, const struct traced_lib *lib, pid_t p
 	return 0;
 }
 
+void snapshot_set_entries(struct snapshot *s, int fd)
+{
+	s->entries_fd = fd;
+}
+
+/*
+ * The CUDA synchronize thread record EV's thread is inside, from the BPF
+ * entry state its uprobe saved (a call entered before the probes were in
+ * is not there): ev->fn and its entry in cuda_since_ns.
+ */
+static void cuda_wait(const struct snapshot *s, struct ccld_event *ev)
+{
+	static const uint32_t fns[] = { CCLD_FN_CUDA_STREAM_SYNC, CCLD_FN_CUDA_EVENT_SYNC };
+	struct ccld_entry_key k = { .pid_tgid = (uint64_t)ev->pid << 32 | ev->tid };
+	struct ccld_entry_val v;
+	size_t i;
+	int drv;
+
+	if (s->entries_fd < 0)
+		return;
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		for (drv = 0; drv < 2; drv++) {
+			k.fn = fns[i] | (drv ? CCLD_COOKIE_DRIVER : 0);
+			if (!bpf_map_lookup_elem(s->entries_fd, &k, &v)) {
+				ev->fn = (uint8_t)fns[i];
+				ev->cuda_since_ns = v.ts;
+				return;
+			}
+		}
+}
+
 /* PID's threads; only when one changed unless FORCE */
 static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now,
 			 snapshot_emit_fn emit, void *ctx)
@@ -281,6 +315,8 @@ static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now
 			sig = (sig ^ hkey_str(evs[i].u.fd.path)) * 1099511628211ull;
 			continue;
 		}
+		cuda_wait(s, &evs[i]);
+		sig = (sig ^ evs[i].fn ^ evs[i].cuda_since_ns) * 1099511628211ull;
 		sig = (sig ^ t->state) * 1099511628211ull;
 		sig = (sig ^ (uint32_t)t->syscall) * 1099511628211ull;
 		sig = (sig ^ hkey_str(t->wchan)) * 1099511628211ull;

@@ -39,6 +39,12 @@ struct snapshot *snapshot_new(struct attacher *a, struct proxy_live *pl, const s
 void snapshot_free(struct snapshot *s);
 
 /*
+ * FD: the BPF map of calls in progress (struct ccld_entry_key), read to say
+ * which thread is inside a CUDA synchronize; -1 (the default): not read.
+ */
+void snapshot_set_entries(struct snapshot *s, int fd);
+
+/*
  * Reads every comm of processes PIDS (N) and emits what it read; then the
  * ranks of those comms whose process is gone (dead peers).  One summary
  * line on LOG.

@@ -354,6 +354,7 @@ int tr_setup(struct tracer *t)
 		fprintf(stderr, "ccld-trace: out of memory\n");
 		return -1;
 	}
+	snapshot_set_entries(t->snap, bpf_map__fd(t->skel->maps.entries));
 	if (o->output) {
 		t->cap = capture_create(o->output, &hdr, err, sizeof(err));
 		if (!t->cap) {

@@ -180,6 +180,8 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 
 	char st = (t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z') ?
 		  (char)t->state : '?';
+	const char *cuda = ev->fn == CCLD_FN_CUDA_STREAM_SYNC ? "StreamSynchronize" :
+			   ev->fn == CCLD_FN_CUDA_EVENT_SYNC ? "EventSynchronize" : NULL;
 
 	snprintf(name, sizeof(name), "%.*s", (int)sizeof(t->name), t->name);
 	snprintf(wchan, sizeof(wchan), "%.*s", (int)sizeof(t->wchan), t->wchan);
@@ -188,10 +190,11 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 		sc = scb;
 	}
 	if (!json) {
-		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s%s%s\n", h->name, ev->pid,
+		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s%s%s%s%s\n", h->name, ev->pid,
 			ev->tid, name, st, sc ? " in " : "", sc ? sc : "",
 			fd_path[0] ? " on " : "", fd_path,
-			wchan[0] ? " wchan " : "", wchan);
+			wchan[0] ? " wchan " : "", wchan,
+			cuda ? " inside cuda" : "", cuda ? cuda : "");
 		return;
 	}
 	fprintf(f, "{\"type\":\"thread\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
@@ -211,6 +214,9 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 		fputs(",\"fd_path\":", f);
 		json_string(f, fd_path);
 	}
+	if (cuda)
+		fprintf(f, ",\"cuda_sync\":\"%s\",\"cuda_since_ns\":%" PRId64, cuda,
+			(int64_t)ev->cuda_since_ns + h->realtime_offset_ns);
 	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
 }
 

@@ -538,6 +538,10 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 			 (int)sizeof(t->name) - 1, t->name);
 		snprintf(w->thread.wchan, sizeof(w->thread.wchan), "%.*s",
 			 (int)sizeof(t->wchan) - 1, t->wchan);
+		if (ev->fn == CCLD_FN_CUDA_STREAM_SYNC || ev->fn == CCLD_FN_CUDA_EVENT_SYNC) {
+			w->thread.cuda_sync = ev->fn;
+			w->thread.cuda_since = ev->cuda_since_ns;
+		}
 		/* its fd record, just before it in the same look */
 		if (p->fd_tid == ev->tid && p->fd_pid == ev->pid && p->fd_host == host &&
 		    p->fd_ts == ev->ts_ns)
