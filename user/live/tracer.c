@@ -136,7 +136,7 @@ static void loop(struct tracer *t, uint64_t start)
 			t->err = 1;
 			break;
 		}
-		tr_read_pid_drops(t);
+		tr_read_pid_drops(t, false);
 		tr_drain_batch(t);
 		now = now_ns();
 		if (now >= next_tick) {
@@ -192,7 +192,7 @@ static void loop(struct tracer *t, uint64_t start)
 	}
 	/* what the rings still hold */
 	ring_buffer__consume(t->rb);
-	tr_read_pid_drops(t);
+	tr_read_pid_drops(t, true);
 	tr_drain_batch(t);
 	tr_synth(&ev, CCLD_EV_TICK, 0, now_ns());
 	tr_emit(t, &ev);

@@ -52,9 +52,11 @@ static int batch_lost(struct tracer *t, __u32 pid, const struct ccld_pid_drops *
  * Whose records were lost (pid_drops), read when the totals moved: one
  * CCLD_EV_PROC_LOST per process whose count grew, into the batch before
  * it is sorted, so that it stands at the time of the process's latest
- * loss among the records around it.
+ * loss among the records around it.  BPF counts a loss in the totals
+ * before the process's count: a read between the two sees the total only,
+ * so the last read (FINAL) looks whatever the totals say.
  */
-void tr_read_pid_drops(struct tracer *t)
+void tr_read_pid_drops(struct tracer *t, bool final)
 {
 	int fd = bpf_map__fd(t->skel->maps.pid_drops);
 	struct ccld_pid_drops d;
@@ -62,7 +64,7 @@ void tr_read_pid_drops(struct tracer *t)
 	__u32 key, next;
 	bool first = true;
 
-	if (drop_totals(t, sums) || sums[0] + sums[1] == t->drops_attributed)
+	if (drop_totals(t, sums) || (!final && sums[0] + sums[1] == t->drops_attributed))
 		return;
 	t->drops_attributed = sums[0] + sums[1];
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
@@ -98,12 +100,23 @@ void tr_read_drops(struct tracer *t, uint64_t ts)
 	tr_emit(t, &ev);
 }
 
-/* an exited process's loss counter: its records are all in */
+/*
+ * An exited process's loss counter: its records are all in.  Losses it
+ * had since the latest read are noted first (the totals already count
+ * them), then its entry goes.
+ */
 void tr_forget_drops(struct tracer *t, pid_t pid)
 {
+	int fd = bpf_map__fd(t->skel->maps.pid_drops);
+	struct ccld_pid_drops d;
 	__u32 key = (__u32)pid;
+	const struct tracked *p = tr_find_tracked(t, pid);
 
-	if (bpf_map_delete_elem(bpf_map__fd(t->skel->maps.pid_drops), &key) &&
+	if (!bpf_map_lookup_elem(fd, &key, &d) &&
+	    (!p || p->drops[0] != d.drops[0] || p->drops[1] != d.drops[1]) &&
+	    batch_lost(t, key, &d))
+		fprintf(stderr, "ccld-trace: out of memory noting lost records\n");
+	if (bpf_map_delete_elem(fd, &key) &&
 	    errno != ENOENT)
 		fprintf(stderr, "ccld-trace: process %d: cannot forget its lost records: %s\n",
 			pid, strerror(errno));

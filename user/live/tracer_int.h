@@ -116,11 +116,14 @@ bool tr_all_gone(const struct tracer *t);
 void tr_scan_sockets(struct tracer *t);
 
 /* tracer_drops.c */
-/* PROC_LOST records into the batch for processes whose losses grew */
-void tr_read_pid_drops(struct tracer *t);
+/*
+ * PROC_LOST records into the batch for processes whose losses grew, when
+ * the totals moved; FINAL: whether they moved or not (the last read)
+ */
+void tr_read_pid_drops(struct tracer *t, bool final);
 /* a LOST record when the totals moved */
 void tr_read_drops(struct tracer *t, uint64_t ts);
-/* an exited process's loss counter: its records are all in */
+/* an exited process's loss counter, read a last time and deleted */
 void tr_forget_drops(struct tracer *t, pid_t pid);
 
 /* tracer_attrib.c */
