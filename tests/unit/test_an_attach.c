@@ -12,17 +12,6 @@
 
 #define W 0x00000000000c0ffeull	/* 4 ranks */
 
-/* rank R of comm HASH launched NCOLL collectives (all AllReduce) */
-static void mem(struct sim *s, uint64_t hash, int r, int64_t ncoll)
-{
-	struct sim_comm *c = sim_find(s, hash);
-	struct an_key k = sim_key(s, c, r);
-	struct an_launch l = { .ncoll = ncoll, .has_coll_ops = true,
-			       .coll_ops = (uint64_t)ncoll, .nfn = 5 };
-
-	l.per_fn[4] = (uint64_t)ncoll;
-	an_launched(s->an, &k, &l, sim_now(s, c, r));
-}
 
 static void mem_fn(struct sim *s, uint64_t hash, int r, const uint64_t per_fn[5])
 {
@@ -72,7 +61,7 @@ static void late_rank(struct sim *s, int late)
 	for (r = 0; r < 4; r++) {
 		struct an_progress p[2];
 
-		mem(s, W, r, r == late ? 20 : 21);
+		sim_launched(s, W, r, r == late ? 20 : 21);
 		if (r == late) {
 			snap(s, W, r, NULL, 0);
 			continue;
@@ -188,7 +177,7 @@ static void args_case(uint8_t dtype3, uint64_t nbytes3, const char *field)
 	for (r = 0; r < 4; r++) {
 		struct an_progress p[2];
 
-		mem(&s, W, r, 21);
+		sim_launched(&s, W, r, 21);
 		p[0] = sub((r + 1) % 4, AN_SEND, 4, 4, 0, 2, 20);
 		p[1] = sub((r + 3) % 4, AN_RECV, 4, 0, 2, 0, 20);
 		if (r == 3) {
@@ -231,7 +220,7 @@ static void partial_case(bool other_count)
 	for (r = 0; r < 4; r++) {
 		struct an_progress p[4];
 
-		mem(&s, W, r, 21);
+		sim_launched(&s, W, r, 21);
 		for (n = 0, i = 0; i < 2; i++) {
 			p[n] = sub((r + 1) % 4, AN_SEND, 4, 4, 0, 2, 20);
 			p[n++].channel = i;
@@ -316,7 +305,7 @@ static void test_h3_gpu_from_memory(void)
 		uint64_t got = sent[from];
 		struct an_progress p[2];
 
-		mem(&s, W, r, 21);
+		sim_launched(&s, W, r, 21);
 		p[0] = sub((r + 1) % 4, AN_SEND, 4, sent[r], 0, sent[r], 20);
 		p[1] = sub(from, AN_RECV, 4, 0, got, r == 2 ? 0 : got, 20);
 		snap(&s, W, r, p, 2);
@@ -344,7 +333,7 @@ static void test_dead_peer(void)
 	for (r = 0; r < 3; r++) {
 		struct an_progress p = sub(3, AN_RECV, 4, 0, 0, 0, 20);
 
-		mem(&s, W, r, 21);
+		sim_launched(&s, W, r, 21);
 		snap(&s, W, r, &p, 1);
 	}
 	k = sim_key(&s, sim_find(&s, W), 3);
@@ -409,7 +398,7 @@ static void test_skip_under_runahead(void)
 	sim_init(&s, 3, 300);
 	sim_comm(&s, W, 2, g);
 	for (r = 0; r < 2; r++)
-		mem(&s, W, r, 0);	/* read at attach: collOpCount = seq */
+		sim_launched(&s, W, r, 0);	/* read at attach: collOpCount = seq */
 	for (i = 0; i < 4; i++)
 		sim_round(&s, W, CCLD_FN_ALLREDUCE, 1024, 7);
 	/* step: rank 0 calls 4, rank 1 calls 3; no completion (one event per step) */
@@ -552,8 +541,8 @@ static void test_cycle_sender_unseen(void)
 	sim_init(&s, 3, 300);
 	sim_comm(&s, P, 2, NULL);
 	sim_comm(&s, C, 2, NULL);
-	mem(&s, C, 0, 21);
-	mem(&s, C, 1, 21);
+	sim_launched(&s, C, 0, 21);
+	sim_launched(&s, C, 1, 21);
 	/* rank 0: P's receive from rank 1 starving (a p2p op id is even) */
 	p[0] = sub(1, AN_RECV, 4, 0, 0, 0, 20);
 	p[0].op = 6;

@@ -351,18 +351,6 @@ static void test_lost_at_receiver(void)
 	sim_fini(&s);
 }
 
-/* rank R of comm HASH launched NCOLL collectives, each with proxy work */
-static void launched(struct sim *s, uint64_t hash, int r, int64_t ncoll)
-{
-	struct sim_comm *c = sim_find(s, hash);
-	struct an_key k = sim_key(s, c, r);
-	struct an_launch l = { .ncoll = ncoll, .has_coll_ops = true,
-			       .coll_ops = (uint64_t)ncoll, .nfn = 5 };
-
-	l.per_fn[4] = (uint64_t)ncoll;
-	an_launched(s->an, &k, &l, sim_now(s, c, r));
-}
-
 /*
  * The stand-in's netstall on rank 5, live (CI): X = {4,5} then W = {4,5}
  * in both streams.  Rank 4 finished its part of X's round 3 (its send
@@ -390,12 +378,12 @@ static void test_lost_sender_pruned(void)
 	}
 	for (r = 0; r < 2; r++) {
 		sim_call(&s, 0x80ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		launched(&s, 0x80ull, r, 4);
+		sim_launched(&s, 0x80ull, r, 4);
 	}
 	sim_step(&s, 200000);
 	for (r = 0; r < 2; r++) {
 		sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		launched(&s, 0x90ull, r, 4);
+		sim_launched(&s, 0x90ull, r, 4);
 	}
 	/* X's round 3 (op id 7): rank 4 done, rank 5's receive starving */
 	flow_op(&s, 0x80ull, 0, 7, 1, AN_SEND, 1, 1, 0, 1);

@@ -241,6 +241,21 @@ static inline struct an_op sim_p2p_attach(struct sim *s, uint64_t hash, int r,
 	return sim_p2p_op(s, hash, r, peer, recv, count, true, true);
 }
 
+/*
+ * A look at rank R of comm HASH's memory: it launched NCOLL collectives
+ * (all AllReduce), each with proxy work (an_launched)
+ */
+static inline void sim_launched(struct sim *s, uint64_t hash, int r, int64_t ncoll)
+{
+	struct sim_comm *c = sim_find(s, hash);
+	struct an_key k = sim_key(s, c, r);
+	struct an_launch l = { .ncoll = ncoll, .has_coll_ops = true,
+			       .coll_ops = (uint64_t)ncoll, .nfn = 5 };
+
+	l.per_fn[4] = (uint64_t)ncoll;
+	an_launched(s->an, &k, &l, sim_now(s, c, r));
+}
+
 /* one healthy round of a collective on every rank, GPU completion included */
 static inline void sim_round(struct sim *s, uint64_t hash, int fn, uint64_t count,
 		      int dtype)
