@@ -192,12 +192,18 @@ static bool weak(const struct an_status *st)
  * A cycle's cut: a definite cause (H2, H1, data that left and never
  * arrived), then a receive starving from a sender that shows no side of
  * the op (the one edge of the cycle that may be misread), then the
- * evidence as located
+ * evidence as located.  An H1 whose culprit's GPU is held in a comm whose
+ * located flow is that rank's own (its GPU not ready, its network) is no
+ * cause of its own: its CPU waits for that GPU (a host sync); it comes
+ * last.
  */
-static int cut_rank(const struct an_status *st)
+static int cut_rank(const struct node *n)
 {
+	const struct an_status *st = &n->c->st;
 	int ev = evidence_rank(st);
 
+	if (st->cls == AN_H1 && n->gpu_stuck)
+		return 0;
 	if (ev >= 2)
 		return 2 + ev;
 	return st->cls == AN_H3 && st->t4_sender_unseen ? 2 : ev;
@@ -397,6 +403,28 @@ static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 }
 
 /*
+ * Every culprit of H1 comm C is the process at D's located flow, with a
+ * local cause (its GPU does not produce or consume, or its own data never
+ * arrived): the culprit's GPU is stuck in D, which explains why its CPU
+ * never entered C.  A rank that skipped an op and waits in D for another
+ * rank is not so.
+ */
+static bool culprits_stuck_at(const struct an_comm *c, const struct an_comm *d)
+{
+	const struct an_status *sd = &d->st;
+	uint32_t k, proc;
+
+	if (sd->cls != AN_H3 || sd->t4 == AN_T4_NONE || sd->t4_remote ||
+	    sd->t4_rank < 0 || sd->t4_rank >= d->nranks || !c->st.ncul)
+		return false;
+	proc = d->r[sd->t4_rank].proc;
+	for (k = 0; k < c->st.ncul; k++)
+		if (!proc || c->r[c->st.cul[k]].proc != proc)
+			return false;
+	return true;
+}
+
+/*
  * The hold graph: a comm whose open rank's GPU executes another stalled
  * comm waits for that comm; a comm whose open ranks' GPUs all execute it is
  * where the incident is (closed: no other rule makes it a cascade).  An H1
@@ -413,7 +441,7 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		bool open = false, known = true;
 		uint64_t m = 0;
 
-		nodes[i].closed = nodes[i].held = false;
+		nodes[i].closed = nodes[i].held = nodes[i].gpu_stuck = false;
 		if (any_down(an, c) || st->spmd)
 			continue;
 		if (st->cls == AN_H1) {
@@ -463,6 +491,8 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		if (m) {
 			nodes[i].edge = pick(nodes, m);
 			nodes[i].held = true;
+			if (st->cls == AN_H1)
+				nodes[i].gpu_stuck = culprits_stuck_at(c, nodes[nodes[i].edge].c);
 		} else if (open && known) {
 			nodes[i].edge = -1;
 			nodes[i].closed = true;
@@ -648,8 +678,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 				continue;
 			best = x;
 			for (j = nodes[x].edge; j != x; j = nodes[j].edge) {
-				int ej = cut_rank(&nodes[j].c->st);
-				int eb = cut_rank(&nodes[best].c->st);
+				int ej = cut_rank(&nodes[j]);
+				int eb = cut_rank(&nodes[best]);
 
 				if (ej != eb ? ej > eb : earlier(&nodes[j], &nodes[best]))
 					best = j;

@@ -326,10 +326,12 @@ void an_locate(struct an *an, struct an_comm *c)
 	 * Every rank entered the round alike (H3), while a p2p op of the comm
 	 * waits for one its peer never posted: the p2p names the culprit (the
 	 * round queues behind it on the ranks' streams, or waits for ranks
-	 * that do).  A collective with a rank missing (H1) or differing (H2)
-	 * keeps its own verdict.
+	 * that do).  Not a p2p op its rank entered after the round: that one
+	 * queues behind the round, and its peer may not have reached it yet
+	 * (blocked behind the round), not skipped it.  A collective with a
+	 * rank missing (H1) or differing (H2) keeps its own verdict.
 	 */
-	if (st->strength == ST_STRONG && st->cls == AN_H3 && loc_p2p_unmatched(c)) {
+	if (st->strength == ST_STRONG && st->cls == AN_H3 && loc_p2p_unmatched(c, st->seq)) {
 		reset(st);
 		loc_p2p(an, c, st);
 		if (st->strength != ST_STRONG) {

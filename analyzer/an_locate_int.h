@@ -87,8 +87,11 @@ int loc_fn_of_nccl_func(int f);
 
 /* an_locate_p2p.c */
 void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st);
-/* some rank of C waits in a p2p op its peer never posted (counted alike) */
-bool loc_p2p_unmatched(const struct an_comm *c);
+/*
+ * some rank of C waits in a p2p op its peer never posted (counted alike),
+ * not one it entered after its round SEQ of C (-1: any)
+ */
+bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq);
 /*
  * an_locate_spmd.c: one rank of C entered more or fewer of C's ops before
  * a round of a comm holding every rank than its peers: it skipped one (of

@@ -110,11 +110,32 @@ static bool p2p_comparable(const struct an_p2p *p, const struct an_p2p *q, int d
 	return !p->from_attach[d] && (!q || !q->from_attach[1 - d]);
 }
 
+/*
+ * Every op R entered in direction D toward P's peer finished at its proxy
+ * (tier C on that connection), and none is open there: the GPU is past
+ * them although tier B, one completion per step, has not said so yet.
+ */
+static bool p2p_proxy_done(const struct an_rank *r, const struct an_p2p *p, int d)
+{
+	uint32_t i;
+
+	if (!r->tierc || !p->pch[d] || p->pdone[d] < p->n[d])
+		return false;
+	for (i = 0; i < r->nsubs; i++) {
+		const struct an_progress *o = &r->subs[i];
+
+		if (o->op && !an_coll_op(o->op) && o->peer == p->peer &&
+		    (int)o->dir == d && sub_open(o))
+			return false;
+	}
+	return true;
+}
+
 /* direction D of P (a rank's p2p toward one peer) has an op in flight */
 static bool p2p_in_flight(const struct an_rank *r, const struct an_p2p *p, int d)
 {
 	return (p->n[d] && p->nret[d] < p->n[d]) ||
-	       (r->tierb && p->ndone[d] < p->n[d]) ||
+	       (r->tierb && p->ndone[d] < p->n[d] && !p2p_proxy_done(r, p, d)) ||
 	       (!r->tierb && p->n[d] && loc_open_op(r, NULL));
 }
 
@@ -189,7 +210,31 @@ static bool p2p_unmatched(const struct an_comm *c, const struct an_rank *r,
 	       p2p_in_flight(r, p, d);
 }
 
-bool loc_p2p_unmatched(const struct an_comm *c)
+/*
+ * The peer may not have reached R's unmatched op (direction D toward P's
+ * peer) yet: R entered it after round SEQ of the comm, so on R's stream it
+ * queues behind the round, and the peer entered nothing of the comm after
+ * that round (blocked behind it, e.g. a host sync while its GPU is stuck
+ * in the round).  A peer that entered a later round went past the op: it
+ * skipped it.  False where an entry is not known.
+ */
+static bool unmatched_after_round(const struct an_comm *c, const struct an_rank *r,
+				  const struct an_p2p *p, int d, int64_t seq)
+{
+	const struct an_rank *pr = &c->r[p->peer];
+	const struct an_p2p *q = an_p2p_find(pr, (int32_t)(r - c->r));
+	const struct an_sig *sg = &r->hist[(uint64_t)seq % AN_HIST];
+	int64_t k = q ? q->n[1 - d] : 0;
+	uint64_t te;
+
+	if (seq < 0 || sg->seq != seq || !sg->t_enter || p->n[d] - k > AN_P2P_HIST ||
+	    pr->entered != seq)
+		return false;
+	te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+	return te && te > sg->t_enter;
+}
+
+bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq)
 {
 	int32_t i;
 	uint32_t j;
@@ -198,7 +243,8 @@ bool loc_p2p_unmatched(const struct an_comm *c)
 	for (i = 0; i < c->nranks; i++)
 		for (j = 0; live(&c->r[i]) && j < c->r[i].np2p; j++)
 			for (d = 0; d < 2; d++)
-				if (p2p_unmatched(c, &c->r[i], &c->r[i].p2p[j], d))
+				if (p2p_unmatched(c, &c->r[i], &c->r[i].p2p[j], d) &&
+				    !unmatched_after_round(c, &c->r[i], &c->r[i].p2p[j], d, seq))
 					return true;
 	return false;
 }

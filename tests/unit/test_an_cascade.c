@@ -413,6 +413,74 @@ static void test_lost_sender_pruned(void)
 	sim_fini(&s);
 }
 
+/*
+ * The moe pattern's gpustall, live with noise (2 of 3 runs): W = {0,1,2}
+ * carries rank 1's pipeline receive from rank 0 after the round, E = {1,2}
+ * an expert all-reduce (proxy op ids are NCCL's opCount + 1: odd for a
+ * collective, even for p2p).  Rank 1's GPU stops in that receive (data in, not
+ * consumed: GPU not ready) after round 3 of W (which tier B, one
+ * completion per step, has not completed on it); its CPU waits in a host
+ * sync and never enters E's next round.  Rank 2 entered E's round, where
+ * its GPU waits for rank 1, then W's next round behind it.  In the hold
+ * graph W follows rank 2's GPU into E and E (H1, rank 1 never entered)
+ * follows rank 1's GPU into W: a cycle, whose cut took the H1 for a
+ * definite cause and made it the root.  W's located flow is rank 1's own
+ * GPU: the H1 is no cause of its own there, W is the root, E its cascade
+ * (a rank that skipped a call and waits in W for another rank stays one:
+ * test_cycle, the e2e skip scenarios).
+ */
+static void test_gpu_not_ready_ahead(void)
+{
+	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
+	struct an_op o[3];
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x70ull, 3, gw);
+	sim_comm(&s, 0x80ull, 2, ge);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x80ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x70ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* W's round 3: done on every GPU, tier B not yet on rank 1's */
+	for (r = 0; r < 3; r++) {
+		o[r] = sim_call(&s, 0x70ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(&s, 0x70ull, r, 7, (r + 1) % 3, AN_SEND, 1, 1, 0, 1);
+		flow_op(&s, 0x70ull, r, 7, (r + 2) % 3, AN_RECV, 1, 0, 1, 1);
+	}
+	sim_complete(&s, &o[0]);
+	sim_complete(&s, &o[2]);
+	sim_step(&s, 200000);
+	/* the pipeline exchange: rank 1's receive stalls on its GPU */
+	o[0] = sim_p2p(&s, 0x70ull, 0, 1, 0, 4096, true);
+	sim_p2p(&s, 0x70ull, 1, 0, 1, 4096, true);
+	flow_op(&s, 0x70ull, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x70ull, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
+	sim_complete(&s, &o[0]);
+	sim_step(&s, 200000);
+	/* rank 2: E's round 4 (waits for rank 1), then W's round 4 */
+	sim_call(&s, 0x80ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0x80ull, 1, 9, 0, AN_SEND, 1, 1, 0, 0);
+	flow_op(&s, 0x80ull, 1, 9, 0, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	for (r = 0; r < 3; r += 2) {
+		sim_call(&s, 0x70ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(&s, 0x70ull, r, 9, (r + 1) % 3, AN_SEND, 1, 0, 0, 0);
+		flow_op(&s, 0x70ull, r, 9, (r + 2) % 3, AN_RECV, 1, 0, 0, 0);
+	}
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4 == AN_T4_GPU_NOT_READY);
+	v = sim_find_v(&s, 0x80ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x70ull);
+	CHECK(v && v->cls == AN_H1 && !strcmp(sim_culprits(v), "0"));
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -423,5 +491,6 @@ int main(void)
 	test_gpu_stream_order();
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
+	test_gpu_not_ready_ahead();
 	return check_finish("test_an_cascade");
 }

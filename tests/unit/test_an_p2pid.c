@@ -118,6 +118,115 @@ static void receiver_not_posted(void)
 	sim_fini(&s);
 }
 
+/*
+ * A pipeline pair's latest exchange finished at both proxies (every sub
+ * done) while tier B, one completion per step, has not completed it yet;
+ * then rank 1's CPU stops before the DP all-reduce.  The pair's Send/Recv
+ * are not in flight: the one verdict is the H1 on the DP comm, and the pair
+ * has none (it was a cascade "entered matching Send/Recv ... no progress
+ * data tells which one is stuck"; in the live attach_midrun netstall,
+ * whose comms did not link, a second root)
+ */
+#define DP 0x7777888899990000ull
+
+static void pair_passed_at_proxy(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int i, r, roots = 0;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, PP, 2, NULL);
+	sim_comm(&s, DP, 2, NULL);
+	for (i = 0; i < 3; i++) {
+		struct an_op o[4];
+
+		o[0] = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+		o[1] = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+		o[2] = sim_p2p(&s, PP, 1, 0, 0, 4096, true);
+		o[3] = sim_p2p(&s, PP, 0, 1, 1, 4096, true);
+		for (r = 0; r < 2; r++) {
+			p2p_sub(&s, r, 0, AN_SEND, 2 * (uint64_t)i + 1, 4, 4, 0, 4);
+			p2p_sub(&s, r, 0, AN_RECV, 2 * (uint64_t)i + 1, 4, 0, 4, 4);
+		}
+		for (r = 0; r < 4; r++)
+			sim_complete(&s, &o[r]);
+		sim_round(&s, DP, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+	sim_p2p(&s, PP, 1, 0, 0, 4096, true);
+	sim_p2p(&s, PP, 0, 1, 1, 4096, true);
+	for (r = 0; r < 2; r++) {
+		p2p_sub(&s, r, 0, AN_SEND, 7, 4, 4, 0, 4);
+		p2p_sub(&s, r, 0, AN_RECV, 7, 4, 0, 4, 4);
+	}
+	sim_call(&s, DP, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_tick(&s, 5.5);
+	for (i = 0; i < s.nv; i++) {
+		roots += s.v[i].kind == AN_V_NEW && s.v[i].role == AN_ROOT;
+		CHECK(s.v[i].comm != PP);
+	}
+	CHECK_INT(roots, 1);
+	v = sim_find_v(&s, DP, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK(v->role == AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+	}
+	sim_fini(&s);
+}
+
+/*
+ * Pipeline Send/Recv, then the loss all-reduce, on one comm (the moe
+ * pattern's world comm); rank 1's GPU stops inside all-reduce seq 3 while
+ * its CPU waits for it (a host sync), so it never enters the next step's
+ * Send/Recv; rank 0, running ahead, did.  Rank 0's unmatched ops were
+ * entered after the round and queue behind it: the round is where the comm
+ * is held, an H3 at rank 1 (it was H1 "rank 1 never entered the Recv").
+ */
+static void gpu_stall_before_pipeline(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	struct an_op ar;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, PP, 2, NULL);
+	for (i = 0; i < 4; i++) {
+		struct an_op o[4];
+
+		o[0] = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+		o[1] = sim_p2p(&s, PP, 0, 1, 1, 4096, true);
+		o[2] = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+		o[3] = sim_p2p(&s, PP, 1, 0, 0, 4096, true);
+		for (r = 0; r < 4; r++)
+			sim_complete(&s, &o[r]);
+		if (i < 3) {
+			sim_round(&s, PP, CCLD_FN_ALLREDUCE, 2, 7);
+		} else {
+			ar = sim_call(&s, PP, 0, CCLD_FN_ALLREDUCE, 2, 7);
+			sim_complete(&s, &ar);
+			sim_call(&s, PP, 1, CCLD_FN_ALLREDUCE, 2, 7);
+		}
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+	sim_p2p(&s, PP, 0, 1, 1, 4096, true);
+	sim_tick(&s, 5.5);
+	v = sim_find_v(&s, PP, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H3);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK_INT(v->seq, 3);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	/* the culprit's id the higher, then the lower, then both equal */
@@ -127,5 +236,7 @@ int main(void)
 	netstall_pair(1, (2 << 1) + 3, (7 << 1) + 3);
 	netstall_pair(1, (4 << 1) + 3, (4 << 1) + 3);
 	receiver_not_posted();
+	pair_passed_at_proxy();
+	gpu_stall_before_pipeline();
 	return check_finish("test_an_p2pid");
 }
