@@ -301,11 +301,13 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 	st->t4_remote = false;
 	st->t4_rank = st->cul[0];
 	st->t4_peer = -1;
-	an_text(st, "; its CPU waits for its GPU: inside cuda%s() for %.1f s, with no NCCL"
+	an_text(st, "; its CPU waits for its GPU: inside cuda%s() for %.1f s%s, with no NCCL"
 		" op pending on the GPU: the GPU is stuck in work queued before the call"
 		" (GPU not ready)",
 		p->main_thread.cuda_sync == CCLD_FN_CUDA_EVENT_SYNC ? "EventSynchronize" :
-		"StreamSynchronize", (double)w / 1e9);
+		"StreamSynchronize", (double)w / 1e9,
+		p->main_thread.cuda_stack ? " or more (entered before the attach: found on"
+		" its main thread's stack)" : "");
 	an_val_s(st, "state", an_t4_name(AN_T4_GPU_NOT_READY));
 	an_val_s(st, "cause", "local");
 	an_val_f(st, "cuda_wait_s", (double)w / 1e9);

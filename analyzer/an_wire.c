@@ -245,6 +245,7 @@ static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 		return -EINVAL;
 	put8(b, t->cuda_sync);
 	put64(b, t->cuda_since);
+	put8(b, t->cuda_stack);
 	return 0;
 }
 
@@ -279,6 +280,11 @@ static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t, uint8
 		t->cuda_since = get64(b);
 		if (t->cuda_sync && t->cuda_sync != CCLD_FN_CUDA_STREAM_SYNC &&
 		    t->cuda_sync != CCLD_FN_CUDA_EVENT_SYNC)
+			b->bad = true;
+	}
+	if (ver >= 8) {
+		t->cuda_stack = get8(b);
+		if (t->cuda_stack > 1 || (t->cuda_stack && !t->cuda_sync))
 			b->bad = true;
 	}
 	if (main > 1 || t->syscall < -2 ||

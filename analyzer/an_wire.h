@@ -25,11 +25,12 @@
  * attach) and AW_OP_DONE; version 4 AW_LAUNCHED's flags 4 (hosts known)
  * and 8 (one host); version 5 AW_LOST; version 6 AW_THREAD's fd path and
  * AW_LABEL kinds 4 and 5 (the launcher's global and local rank); version 7
- * AW_THREAD's CUDA synchronize (u8 function, u64 entry).  A
+ * AW_THREAD's CUDA synchronize (u8 function, u64 entry); version 8 a u8
+ * after it (1: found on the thread's stack, the entry is a bound).  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		7
+#define AN_WIRE_VERSION		8
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)

@@ -144,6 +144,8 @@ struct an_thread {
 	char path[56];		/* what the fd ARG0 names, where the call takes one; "" */
 	uint8_t cuda_sync;	/* the CUDA synchronize it is inside (CCLD_FN_CUDA_*_SYNC), 0 */
 	uint64_t cuda_since;	/* its entry, on the host's clock */
+	/* entered before the probes, found on its stack: cuda_since is a bound */
+	uint8_t cuda_stack;
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };

@@ -261,14 +261,17 @@ struct ccld_entry_val {
  * (stat, syscall, wchan, comm), when the loader attaches and when it
  * changes while a comm of the process is suspected.  tid: the thread.
  * fn: the CUDA synchronize it is inside (CCLD_FN_CUDA_STREAM_SYNC or
- * CCLD_FN_CUDA_EVENT_SYNC, entered while traced), 0 none; its entry in
- * the event's cuda_since_ns.
+ * CCLD_FN_CUDA_EVENT_SYNC), 0 none; its entry in the event's
+ * cuda_since_ns.  cuda_stack: entered before the probes were in, found on
+ * the thread's user stack (user/probe/cudawait.h), and cuda_since_ns is
+ * when the loader first saw it there (the wait is at least that long).
  */
 struct ccld_thread {
 	__s32 syscall;		/* system call it is in; -1 running in user space, -2 unknown */
 	__u8 state;		/* /proc state letter: R S D T t Z */
 	__u8 main;		/* the process's main thread (tid == pid) */
-	__u16 pad;
+	__u8 cuda_stack;	/* fn found on its stack (see above) */
+	__u8 pad;
 	__u64 arg0;		/* the system call's first argument (an fd, an address) */
 	char name[16];		/* thread name (/proc/.../comm), NUL-terminated */
 	char wchan[32];		/* kernel function it sleeps in, "" when running */

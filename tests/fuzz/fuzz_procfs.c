@@ -40,9 +40,12 @@ static void syscall_line(const char *s)
 {
 	struct ccld_thread t;
 
+	uint64_t sp;
+
 	memset(&t, 0, sizeof(t));
 	threads_parse_syscall(s, &t);
 	check(t.syscall >= -2 && (t.syscall >= 0 || !t.arg0));
+	check(threads_syscall_sp(s, &sp) ? sp != 0 : sp == 0);
 }
 
 static void cgroup_file(const char *s)

@@ -392,7 +392,9 @@ static void test_many_idle_comms(void)
  * Rank 3's GPU stalls in work queued after its last collective (a copy, a
  * kernel) while its CPU waits for it in cudaStreamSynchronize: it never
  * calls seq 10, and no NCCL op is pending on its GPU.  Not a CPU hang: H3,
- * GPU not ready, naming it.  The same without the synchronize stays H1.
+ * GPU not ready, naming it; also where the synchronize was found on the
+ * thread's stack (entered before the attach: a bound on the wait).  The
+ * same without the synchronize stays H1.
  */
 static void test_gpu_stuck_outside(void)
 {
@@ -402,12 +404,14 @@ static void test_gpu_stuck_outside(void)
 	const struct an_verdict *v;
 	int r, with;
 
-	for (with = 0; with < 2; with++) {
+	/* with 2: entered before the attach, found on its stack */
+	for (with = 0; with < 3; with++) {
 		sim_init(&s, 10, 300);
 		sim_comm(&s, TP, 4, NULL);
 		warmup(&s, TP, 10);
 		t.cuda_sync = with ? CCLD_FN_CUDA_STREAM_SYNC : 0;
 		t.cuda_since = s.now[0];
+		t.cuda_stack = with == 2;
 		an_thread_state(s.an, s.host_id[0], 103, &t, s.now[0]);
 		for (r = 0; r < 3; r++)
 			sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
@@ -418,6 +422,8 @@ static void test_gpu_stuck_outside(void)
 			CHECK(v && v->cls == AN_H3 && v->t4 == AN_T4_GPU_NOT_READY);
 			CHECK(v && strstr(v->text, "inside cudaStreamSynchronize() for") != NULL);
 			CHECK(v && sim_val(v, "cuda_wait_s") != NULL);
+			CHECK(v && (strstr(v->text, "or more (entered before the attach") != NULL) ==
+			      (with == 2));
 		} else {
 			CHECK(v && v->cls == AN_H1);
 		}

@@ -10,6 +10,7 @@
 #include "attach.h"
 #include "commfind.h"
 #include "commread.h"
+#include "cudawait.h"
 #include "hmap.h"
 #include "ncclhash.h"
 #include "procmaps.h"
@@ -46,6 +47,7 @@ struct snapshot {
 	struct hmap dead_sent;	/* (comm, rank) -> marker: its PEER record is out */
 	struct hmap counts;	/* (pid, comm) -> last launch count + 1 emitted */
 	struct hmap threads;	/* pid -> signature of its threads last emitted */
+	struct hmap cudawait;	/* pid -> struct proc_cudawait */
 	int entries_fd;		/* the BPF calls in progress per thread, -1 none */
 	struct cand *cands;
 	size_t ncands, capcands;
@@ -82,6 +84,7 @@ struct snapshot *snapshot_new(struct attacher *a, struct proxy_live *pl, const s
 	hmap_init(&s->dead_sent);
 	hmap_init(&s->counts);
 	hmap_init(&s->threads);
+	hmap_init(&s->cudawait);
 	return s;
 }
 
@@ -95,6 +98,10 @@ void snapshot_free(struct snapshot *s)
 		return;
 	while (hmap_next(&s->resolved, &it, &k, &v))
 		free(v);
+	it = 0;
+	while (hmap_next(&s->cudawait, &it, &k, &v))
+		free(v);
+	hmap_free(&s->cudawait);
 	hmap_free(&s->libs);
 	hmap_free(&s->resolved);
 	hmap_free(&s->dead_sent);
@@ -270,11 +277,62 @@ void snapshot_set_entries(struct snapshot *s, int fd)
 }
 
 /*
- * The CUDA synchronize thread record EV's thread is inside, from the BPF
- * entry state its uprobe saved (a call entered before the probes were in
- * is not there): ev->fn and its entry in cuda_since_ns.
+ * A process's CUDA synchronize functions (read once), and the one its main
+ * thread's stack last showed it in, since when (the loader's clock).
  */
-static void cuda_wait(const struct snapshot *s, struct ccld_event *ev)
+struct proc_cudawait {
+	struct cudawait_fn fns[CUDAWAIT_MAX_FNS];
+	size_t nfns;
+	uint8_t fn;
+	uint64_t since;
+};
+
+/*
+ * The main thread of EV's process, sleeping in a system call with no
+ * synchronize in the entries map: one on its stack was entered before the
+ * probes were in (a GPU stalled before the attach leaves the CPU there).
+ */
+static void cuda_wait_stack(struct snapshot *s, struct ccld_event *ev, uint64_t now)
+{
+	struct hkey k = hkey3(ev->pid, 0, 4);
+	struct proc_cudawait *w = hmap_get(&s->cudawait, k);
+	uint8_t fn;
+
+	if (!ev->u.thread.main || (ev->u.thread.state != 'S' && ev->u.thread.state != 'D') ||
+	    ev->u.thread.syscall < 0)
+		return;
+	if (!w) {
+		int n;
+
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return;
+		n = cudawait_fns((pid_t)ev->pid, w->fns, CUDAWAIT_MAX_FNS);
+		w->nfns = n > 0 ? (size_t)n : 0;
+		if (hmap_put(&s->cudawait, k, w)) {
+			free(w);
+			return;
+		}
+	}
+	fn = cudawait_thread((pid_t)ev->pid, (pid_t)ev->tid, w->fns, w->nfns);
+	if (fn != w->fn) {
+		w->fn = fn;
+		w->since = now;
+	}
+	if (fn) {
+		ev->fn = fn;
+		ev->cuda_since_ns = w->since;
+		ev->u.thread.cuda_stack = 1;
+	}
+}
+
+/*
+ * The CUDA synchronize thread record EV's thread is inside, from the BPF
+ * entry state its uprobe saved; a call entered before the probes were in
+ * is not there: the main thread's stack may show it (cuda_wait_stack).
+ * ev->fn and its entry (or first sighting) in cuda_since_ns.
+ */
+static void cuda_wait(struct snapshot *s, struct ccld_event *ev, uint64_t now)
 {
 	static const uint32_t fns[] = { CCLD_FN_CUDA_STREAM_SYNC, CCLD_FN_CUDA_EVENT_SYNC };
 	struct ccld_entry_key k = { .pid_tgid = (uint64_t)ev->pid << 32 | ev->tid };
@@ -293,6 +351,7 @@ static void cuda_wait(const struct snapshot *s, struct ccld_event *ev)
 				return;
 			}
 		}
+	cuda_wait_stack(s, ev, now);
 }
 
 /* PID's threads; only when one changed unless FORCE */
@@ -315,8 +374,9 @@ static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now
 			sig = (sig ^ hkey_str(evs[i].u.fd.path)) * 1099511628211ull;
 			continue;
 		}
-		cuda_wait(s, &evs[i]);
-		sig = (sig ^ evs[i].fn ^ evs[i].cuda_since_ns) * 1099511628211ull;
+		cuda_wait(s, &evs[i], now);
+		sig = (sig ^ evs[i].fn ^ evs[i].cuda_since_ns ^ evs[i].u.thread.cuda_stack) *
+		      1099511628211ull;
 		sig = (sig ^ t->state) * 1099511628211ull;
 		sig = (sig ^ (uint32_t)t->syscall) * 1099511628211ull;
 		sig = (sig ^ hkey_str(t->wchan)) * 1099511628211ull;

@@ -31,6 +31,7 @@ struct sym_ent {
 	const char *params;	/* alias: "(ncclProxyState*, ncclProxyArgs*)" */
 	const char *symbol;	/* alias: the mangled symbol */
 	long off;
+	unsigned long size;	/* st_size: the function's bytes */
 	bool alias;
 };
 
@@ -94,7 +95,7 @@ static int add_name(struct elf_syms *es, const char *name, size_t len,
 }
 
 static int add_ent(struct elf_syms *es, const char *name, size_t len,
-		   long off, const char *params, const char *symbol)
+		   long off, unsigned long size, const char *params, const char *symbol)
 {
 	size_t at, pat = 0, sat = 0;
 
@@ -116,6 +117,7 @@ static int add_ent(struct elf_syms *es, const char *name, size_t len,
 	es->ents[es->n].params = params ? (const char *)(uintptr_t)(pat + 1) : NULL;
 	es->ents[es->n].symbol = symbol ? (const char *)(uintptr_t)(sat + 1) : NULL;
 	es->ents[es->n].off = off;
+	es->ents[es->n].size = size;
 	es->ents[es->n].alias = symbol != NULL;
 	es->n++;
 	return 0;
@@ -247,12 +249,12 @@ static int index_symtab(struct elf_syms *es, Elf *elf, Elf_Scn *scn,
 		off = sym_file_off(segs, nsegs, sym.st_value);
 		if (off < 0)
 			continue;
-		if (add_ent(es, name, strlen(name), off, NULL, NULL))
+		if (add_ent(es, name, strlen(name), off, sym.st_size, NULL, NULL))
 			return -ENOMEM;
 		dem = demangle_global(name, &blen);
 		if (!dem)
 			continue;
-		ret = add_ent(es, dem, blen, off, dem + blen, name);
+		ret = add_ent(es, dem, blen, off, sym.st_size, dem + blen, name);
 		free(dem);
 		if (ret)
 			return ret;
@@ -312,6 +314,19 @@ long elfsym_offset(const struct elf_syms *es, const char *name)
 			return -1;
 	}
 	return e->off;
+}
+
+long elfsym_offset_size(const struct elf_syms *es, const char *name, unsigned long *size)
+{
+	const struct sym_ent *e;
+	long off = elfsym_offset(es, name);
+
+	*size = 0;
+	if (off < 0)
+		return -1;
+	e = find_first(es, name);
+	*size = e ? e->size : 0;
+	return off;
 }
 
 long elfsym_offset_params(const struct elf_syms *es, const char *name,

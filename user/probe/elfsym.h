@@ -19,6 +19,9 @@ void elfsym_close(struct elf_syms *es);
  */
 long elfsym_offset(const struct elf_syms *es, const char *name);
 
+/* elfsym_offset, and the function's size in bytes (*SIZE, 0 unknown) */
+long elfsym_offset_size(const struct elf_syms *es, const char *name, unsigned long *size);
+
 /* A function by its name: a C symbol, or a C++ one demangled. */
 struct elfsym_fn {
 	long off;		/* file offset */

@@ -42,6 +42,27 @@ void threads_parse_syscall(const char *line, struct ccld_thread *t)
 	t->arg0 = nr >= 0 ? a0 : 0;
 }
 
+bool threads_syscall_sp(const char *line, uint64_t *sp)
+{
+	unsigned long long v[9];
+	int nr, k;
+
+	*sp = 0;
+	if (sscanf(line, "%d", &nr) != 1)
+		return false;
+	if (nr == -1)
+		k = sscanf(line, "%*d %llx %llx", &v[0], &v[1]) == 2 ? 0 : -1;
+	else if (nr >= 0)
+		k = sscanf(line, "%*d %llx %llx %llx %llx %llx %llx %llx %llx", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8 ? 6 : -1;
+	else
+		k = -1;
+	if (k < 0 || !v[k])
+		return false;
+	*sp = v[k];
+	return true;
+}
+
 bool threads_fd_syscall(int nr)
 {
 	static const int fd_calls[] = {

@@ -36,4 +36,10 @@ void threads_fd_name(const char *link, char *out, size_t len);
 /* One /proc/PID/task/TID/syscall line into T (syscall, arg0). */
 void threads_parse_syscall(const char *line, struct ccld_thread *t);
 
+/*
+ * The stack pointer of a /proc/PID/task/TID/syscall line ("NR a1..a6 sp
+ * pc", or "-1 sp pc"): false for "running" or a line that is not one.
+ */
+bool threads_syscall_sp(const char *line, uint64_t *sp);
+
 #endif

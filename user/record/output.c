@@ -215,8 +215,9 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 		json_string(f, fd_path);
 	}
 	if (cuda)
-		fprintf(f, ",\"cuda_sync\":\"%s\",\"cuda_since_ns\":%" PRId64, cuda,
-			(int64_t)ev->cuda_since_ns + h->realtime_offset_ns);
+		fprintf(f, ",\"cuda_sync\":\"%s\",\"cuda_since_ns\":%" PRId64 "%s", cuda,
+			(int64_t)ev->cuda_since_ns + h->realtime_offset_ns,
+			ev->u.thread.cuda_stack ? ",\"cuda_from_stack\":true" : "");
 	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
 }
 

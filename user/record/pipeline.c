@@ -541,6 +541,7 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		if (ev->fn == CCLD_FN_CUDA_STREAM_SYNC || ev->fn == CCLD_FN_CUDA_EVENT_SYNC) {
 			w->thread.cuda_sync = ev->fn;
 			w->thread.cuda_since = ev->cuda_since_ns;
+			w->thread.cuda_stack = ev->u.thread.cuda_stack;
 		}
 		/* its fd record, just before it in the same look */
 		if (p->fd_tid == ev->tid && p->fd_pid == ev->pid && p->fd_host == host &&
