@@ -194,7 +194,8 @@ static bool weak(const struct an_status *st)
  * the op (the one edge of the cycle that may be misread), then the
  * evidence as located.  An H1 whose culprit's GPU is held in a comm whose
  * located flow is that rank's own (its GPU not ready, its network) is no
- * cause of its own: its CPU waits for that GPU (a host sync); it comes
+ * cause of its own: its CPU waits for that GPU (a host sync); nor is a
+ * receive whose sender's GPU is in an op launched before it: both come
  * last.
  */
 static int cut_rank(const struct node *n)
@@ -202,7 +203,7 @@ static int cut_rank(const struct node *n)
 	const struct an_status *st = &n->c->st;
 	int ev = evidence_rank(st);
 
-	if (st->cls == AN_H1 && n->gpu_stuck)
+	if ((st->cls == AN_H1 && n->gpu_stuck) || (st->cls == AN_H3 && st->t4_sender_behind))
 		return 0;
 	if (ev >= 2)
 		return 2 + ev;
@@ -704,11 +705,13 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 		int32_t r;
 		uint32_t k;
 
-		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s%s open_op %llx quiet %.2f ev %d\n",
+		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s%s%s%s open_op %llx quiet %.2f ev %d\n",
 			i, (unsigned long long)c->hash, (long long)c->st.seq, c->st.cls,
 			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
 			nodes[i].held ? " held" : "",
 			c->st.t4_sender_unseen ? " sender-unseen" : "",
+			c->st.t4_sender_behind ? " sender-behind" : "",
+			nodes[i].gpu_stuck ? " gpu-stuck" : "",
 			(unsigned long long)c->st.open_op, nodes[i].quiet,
 			evidence_rank(&c->st));
 		fprintf(stderr, "an:   wait");

@@ -191,6 +191,8 @@ struct an_status {
 	 * or finished before the attach), the data lost at the receiver
 	 */
 	bool t4_sender_unseen;
+	/* the same receive, whose sender's GPU is in an op it launched before */
+	bool t4_sender_behind;
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
 	bool spmd;		/* H1 by the counts of a skipped op (an_locate_spmd.c) */
@@ -331,6 +333,7 @@ struct an_proc {
 	uint64_t threads_t;		/* the latest look */
 	struct an_comm *gpu_comm;	/* NULL: idle, or unknown */
 	uint64_t gpu_op;
+	uint64_t gpu_t;		/* entry of the call behind gpu_op, 0 not known */
 	bool gpu_known;
 	uint64_t cmask;		/* per evaluation: nodes naming it culprit */
 	/* its records a full ring lost (an_records_lost): how many, the latest when */

@@ -114,7 +114,7 @@ static void reset(struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
 	st->t4_rank = st->t4_peer = -1;
-	st->t4_sender_unseen = false;
+	st->t4_sender_unseen = st->t4_sender_behind = false;
 	st->net_global = false;
 	st->untouched = false;
 	st->spmd = false;

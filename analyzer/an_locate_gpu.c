@@ -308,6 +308,7 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 		pr->gpu_known = known;
 		pr->gpu_comm = gc[p];
 		pr->gpu_op = gop[p];
+		pr->gpu_t = gc[p] && best_t[p] ? best_t[p] : 0;
 	}
 	if (changed)
 		an->gpu_gen++;

@@ -225,6 +225,30 @@ struct flow_facts {
  * note_op_done): its send of the op left and completed, though a later op
  * of another comm pruned the subs that said so.
  */
+/*
+ * Rank SR of C entered round SEQ after the call behind the op its GPU is
+ * known to be at, in another comm: its stream has not reached SEQ (it sent
+ * nothing of it).  That comm, or NULL where the times do not say so (a
+ * round read from memory has no entry time).
+ */
+static const struct an_comm *sender_behind(const struct an *an, const struct an_comm *c,
+					   int32_t sr, int64_t seq)
+{
+	const struct an_rank *pr;
+	const struct an_proc *p;
+	const struct an_sig *sg;
+
+	if (sr < 0 || sr >= c->nranks || seq < 0)
+		return NULL;
+	pr = &c->r[sr];
+	p = an_proc_of(an, pr);
+	sg = &pr->hist[(uint64_t)seq % AN_HIST];
+	if (!p || !p->gpu_known || !p->gpu_comm || p->gpu_comm == c || !p->gpu_t ||
+	    sg->seq != seq || !sg->t_enter || p->gpu_t >= sg->t_enter)
+		return NULL;
+	return p->gpu_comm;
+}
+
 static bool sender_round_done(const struct an_rank *pr, uint64_t op)
 {
 	int64_t seq;
@@ -462,13 +486,27 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		 * waits for that one, not the other way round; a GPU that waits
 		 * for no one's data and produces nothing (quiet) comes first.
 		 */
-		add_cul(an, st, unseen.rank);
-		an_text(st, "least progress: ");
-		describe_sub(st, &unseen);
-		an_text(st, "; the sender, rank %d, shows no side of the op: it sent"
-			" it all (lost at this receiver) or has not reached it",
-			unseen.p->peer);
-		st->t4_sender_unseen = true;
+		const struct an_comm *held = sender_behind(an, c, unseen.p->peer, st->seq);
+
+		if (held) {
+			/* not sent: the sender's stream has not reached it */
+			unseen.t4 = AN_T4_NOT_STARTED;
+			add_cul(an, st, unseen.p->peer);
+			an_text(st, "least progress: ");
+			describe_sub(st, &unseen);
+			an_text(st, "; the sender, rank %d, entered it but has not reached"
+				" it: its GPU is in an op of comm %016" PRIx64 " it launched"
+				" before", unseen.p->peer, held->hash);
+			st->t4_sender_behind = true;
+		} else {
+			add_cul(an, st, unseen.rank);
+			an_text(st, "least progress: ");
+			describe_sub(st, &unseen);
+			an_text(st, "; the sender, rank %d, shows no side of the op: it sent"
+				" it all (lost at this receiver) or has not reached it",
+				unseen.p->peer);
+			st->t4_sender_unseen = true;
+		}
 	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
 		struct pick *k = gpu.rank >= 0 && gpu.p ? &gpu : &quiet;
 

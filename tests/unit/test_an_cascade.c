@@ -481,6 +481,67 @@ static void test_gpu_not_ready_ahead(void)
 	sim_fini(&s);
 }
 
+/*
+ * The moe gpustall's other shape (live, 1 run): as gpu_not_ready_ahead,
+ * but rank 1's CPU entered E's round before its host sync, so E is an H3:
+ * rank 2's receive from rank 1 starves and rank 1 shows no side of the op
+ * (its GPU, stuck in W's pipeline receive launched before, never reached
+ * it).  That receive is no "sent it all, lost at the receiver": rank 1 has
+ * not reached the round, E follows rank 1's GPU into W, and W is the root
+ * (before: E, naming rank 2, won the cycle's cut as the edge that may be
+ * misread).
+ */
+static void test_sender_behind(void)
+{
+	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
+	struct an_op o[3];
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x90ull, 3, gw);
+	sim_comm(&s, 0xa0ull, 2, ge);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0xa0ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x90ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 3; r++) {
+		o[r] = sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(&s, 0x90ull, r, 7, (r + 1) % 3, AN_SEND, 1, 1, 0, 1);
+		flow_op(&s, 0x90ull, r, 7, (r + 2) % 3, AN_RECV, 1, 0, 1, 1);
+	}
+	sim_complete(&s, &o[0]);
+	sim_complete(&s, &o[2]);
+	sim_step(&s, 200000);
+	o[0] = sim_p2p(&s, 0x90ull, 0, 1, 0, 4096, true);
+	sim_p2p(&s, 0x90ull, 1, 0, 1, 4096, true);
+	flow_op(&s, 0x90ull, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x90ull, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
+	sim_complete(&s, &o[0]);
+	sim_step(&s, 200000);
+	/* E's round 3: both enter; rank 2's receive starves, rank 1's proxy has nothing */
+	sim_call(&s, 0xa0ull, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, 0xa0ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0xa0ull, 1, 9, 0, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	for (r = 0; r < 3; r += 2) {
+		sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(&s, 0x90ull, r, 9, (r + 1) % 3, AN_SEND, 1, 0, 0, 0);
+		flow_op(&s, 0x90ull, r, 9, (r + 2) % 3, AN_RECV, 1, 0, 0, 0);
+	}
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x90ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4 == AN_T4_GPU_NOT_READY);
+	v = sim_find_v(&s, 0xa0ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x90ull);
+	CHECK(v && !strcmp(sim_culprits(v), "0") && v->t4 == AN_T4_NOT_STARTED);
+	CHECK(v && strstr(v->text, "has not reached it: its GPU is in an op of comm") != NULL);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -492,5 +553,6 @@ int main(void)
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
+	test_sender_behind();
 	return check_finish("test_an_cascade");
 }
