@@ -414,13 +414,59 @@ static void test_lost_sender_pruned(void)
 }
 
 /*
+ * W = {0,1,2} (hash W) and E = {1,2} (hash E): three clean rounds of each;
+ * W's round 3 then done on every GPU (tier B not yet on rank 1's), and
+ * W's pipeline exchange, rank 0 to rank 1, whose receive stalls on rank
+ * 1's GPU (data in, not consumed).  Proxy op ids are NCCL's opCount + 1:
+ * odd for a collective, even for p2p.
+ */
+static void pipeline_gpu_stall(struct sim *s, uint64_t w, uint64_t e)
+{
+	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
+	struct an_op o[3];
+	int i, r;
+
+	sim_comm(s, w, 3, gw);
+	sim_comm(s, e, 2, ge);
+	for (i = 0; i < 3; i++) {
+		sim_round(s, e, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(s, w, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(s, 10000000);
+	}
+	for (r = 0; r < 3; r++) {
+		o[r] = sim_call(s, w, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(s, w, r, 7, (r + 1) % 3, AN_SEND, 1, 1, 0, 1);
+		flow_op(s, w, r, 7, (r + 2) % 3, AN_RECV, 1, 0, 1, 1);
+	}
+	sim_complete(s, &o[0]);
+	sim_complete(s, &o[2]);
+	sim_step(s, 200000);
+	o[0] = sim_p2p(s, w, 0, 1, 0, 4096, true);
+	sim_p2p(s, w, 1, 0, 1, 4096, true);
+	flow_op(s, w, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(s, w, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
+	sim_complete(s, &o[0]);
+	sim_step(s, 200000);
+}
+
+/* ranks 0 and 2 enter W's round 4, which waits for rank 1 */
+static void w_next_round(struct sim *s, uint64_t w)
+{
+	int r;
+
+	for (r = 0; r < 3; r += 2) {
+		sim_call(s, w, r, CCLD_FN_ALLREDUCE, 1024, 7);
+		flow_op(s, w, r, 9, (r + 1) % 3, AN_SEND, 1, 0, 0, 0);
+		flow_op(s, w, r, 9, (r + 2) % 3, AN_RECV, 1, 0, 0, 0);
+	}
+}
+
+/*
  * The moe pattern's gpustall, live with noise (2 of 3 runs): W = {0,1,2}
  * carries rank 1's pipeline receive from rank 0 after the round, E = {1,2}
- * an expert all-reduce (proxy op ids are NCCL's opCount + 1: odd for a
- * collective, even for p2p).  Rank 1's GPU stops in that receive (data in, not
- * consumed: GPU not ready) after round 3 of W (which tier B, one
- * completion per step, has not completed on it); its CPU waits in a host
- * sync and never enters E's next round.  Rank 2 entered E's round, where
+ * an expert all-reduce.  Rank 1's GPU stops in that receive after round
+ * 3 of W (pipeline_gpu_stall); its CPU waits in a host sync and never
+ * enters E's next round.  Rank 2 entered E's round, where
  * its GPU waits for rank 1, then W's next round behind it.  In the hold
  * graph W follows rank 2's GPU into E and E (H1, rank 1 never entered)
  * follows rank 1's GPU into W: a cycle, whose cut took the H1 for a
@@ -431,46 +477,17 @@ static void test_lost_sender_pruned(void)
  */
 static void test_gpu_not_ready_ahead(void)
 {
-	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
-	struct an_op o[3];
 	struct sim s;
 	const struct an_verdict *v;
-	int i, r;
 
 	sim_init(&s, 5, 300);
-	sim_comm(&s, 0x70ull, 3, gw);
-	sim_comm(&s, 0x80ull, 2, ge);
-	for (i = 0; i < 3; i++) {
-		sim_round(&s, 0x80ull, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_round(&s, 0x70ull, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_step(&s, 10000000);
-	}
-	/* W's round 3: done on every GPU, tier B not yet on rank 1's */
-	for (r = 0; r < 3; r++) {
-		o[r] = sim_call(&s, 0x70ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		flow_op(&s, 0x70ull, r, 7, (r + 1) % 3, AN_SEND, 1, 1, 0, 1);
-		flow_op(&s, 0x70ull, r, 7, (r + 2) % 3, AN_RECV, 1, 0, 1, 1);
-	}
-	sim_complete(&s, &o[0]);
-	sim_complete(&s, &o[2]);
-	sim_step(&s, 200000);
-	/* the pipeline exchange: rank 1's receive stalls on its GPU */
-	o[0] = sim_p2p(&s, 0x70ull, 0, 1, 0, 4096, true);
-	sim_p2p(&s, 0x70ull, 1, 0, 1, 4096, true);
-	flow_op(&s, 0x70ull, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
-	flow_op(&s, 0x70ull, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
-	sim_complete(&s, &o[0]);
-	sim_step(&s, 200000);
+	pipeline_gpu_stall(&s, 0x70ull, 0x80ull);
 	/* rank 2: E's round 4 (waits for rank 1), then W's round 4 */
 	sim_call(&s, 0x80ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
 	flow_op(&s, 0x80ull, 1, 9, 0, AN_SEND, 1, 1, 0, 0);
 	flow_op(&s, 0x80ull, 1, 9, 0, AN_RECV, 1, 0, 0, 0);
 	sim_step(&s, 200000);
-	for (r = 0; r < 3; r += 2) {
-		sim_call(&s, 0x70ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		flow_op(&s, 0x70ull, r, 9, (r + 1) % 3, AN_SEND, 1, 0, 0, 0);
-		flow_op(&s, 0x70ull, r, 9, (r + 2) % 3, AN_RECV, 1, 0, 0, 0);
-	}
+	w_next_round(&s, 0x70ull);
 	sim_tick(&s, 6);
 	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
 	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
@@ -493,44 +510,17 @@ static void test_gpu_not_ready_ahead(void)
  */
 static void test_sender_behind(void)
 {
-	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
-	struct an_op o[3];
 	struct sim s;
 	const struct an_verdict *v;
-	int i, r;
 
 	sim_init(&s, 5, 300);
-	sim_comm(&s, 0x90ull, 3, gw);
-	sim_comm(&s, 0xa0ull, 2, ge);
-	for (i = 0; i < 3; i++) {
-		sim_round(&s, 0xa0ull, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_round(&s, 0x90ull, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_step(&s, 10000000);
-	}
-	for (r = 0; r < 3; r++) {
-		o[r] = sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		flow_op(&s, 0x90ull, r, 7, (r + 1) % 3, AN_SEND, 1, 1, 0, 1);
-		flow_op(&s, 0x90ull, r, 7, (r + 2) % 3, AN_RECV, 1, 0, 1, 1);
-	}
-	sim_complete(&s, &o[0]);
-	sim_complete(&s, &o[2]);
-	sim_step(&s, 200000);
-	o[0] = sim_p2p(&s, 0x90ull, 0, 1, 0, 4096, true);
-	sim_p2p(&s, 0x90ull, 1, 0, 1, 4096, true);
-	flow_op(&s, 0x90ull, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
-	flow_op(&s, 0x90ull, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
-	sim_complete(&s, &o[0]);
-	sim_step(&s, 200000);
+	pipeline_gpu_stall(&s, 0x90ull, 0xa0ull);
 	/* E's round 3: both enter; rank 2's receive starves, rank 1's proxy has nothing */
 	sim_call(&s, 0xa0ull, 0, CCLD_FN_ALLREDUCE, 1024, 7);
 	sim_call(&s, 0xa0ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
 	flow_op(&s, 0xa0ull, 1, 9, 0, AN_RECV, 1, 0, 0, 0);
 	sim_step(&s, 200000);
-	for (r = 0; r < 3; r += 2) {
-		sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-		flow_op(&s, 0x90ull, r, 9, (r + 1) % 3, AN_SEND, 1, 0, 0, 0);
-		flow_op(&s, 0x90ull, r, 9, (r + 2) % 3, AN_RECV, 1, 0, 0, 0);
-	}
+	w_next_round(&s, 0x90ull);
 	sim_tick(&s, 6);
 	v = sim_find_v(&s, 0x90ull, AN_V_NEW);
 	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);

@@ -24,6 +24,36 @@ static void p2p_sub(struct sim *s, int r, int ch, enum an_dir dir, uint64_t opc,
 	an_progress(s->an, &k, &p, sim_now(s, c, r));
 }
 
+/* both ranks' proxies finished their send and receive of p2p op OPC */
+static void exchange_done_at_proxy(struct sim *s, uint64_t opc)
+{
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		p2p_sub(s, r, 0, AN_SEND, opc, 4, 4, 0, 4);
+		p2p_sub(s, r, 0, AN_RECV, opc, 4, 0, 4, 4);
+	}
+}
+
+/*
+ * PP's ranks send to and receive from each other; their proxies finish it
+ * as p2p op OPC (0: no proxy record), then their GPUs complete it if DONE
+ */
+static void exchange(struct sim *s, uint64_t opc, bool done)
+{
+	struct an_op o[4];
+	int k;
+
+	o[0] = sim_p2p(s, PP, 0, 1, 0, 4096, true);
+	o[1] = sim_p2p(s, PP, 0, 1, 1, 4096, true);
+	o[2] = sim_p2p(s, PP, 1, 0, 1, 4096, true);
+	o[3] = sim_p2p(s, PP, 1, 0, 0, 4096, true);
+	if (opc)
+		exchange_done_at_proxy(s, opc);
+	for (k = 0; done && k < 4; k++)
+		sim_complete(s, &o[k]);
+}
+
 /*
  * A pipeline pair exchanging activations and gradients; then rank BAD's
  * send of the next exchange leaves and is never delivered, the other
@@ -40,20 +70,10 @@ static void netstall_pair(int bad, uint64_t opc0, uint64_t opc1)
 	sim_init(&s, 5, 300);
 	sim_comm(&s, PP, 2, NULL);
 	for (i = 0; i < 3; i++) {
-		struct an_op o[4];
-
-		o[0] = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-		o[1] = sim_p2p(&s, PP, 0, 1, 1, 4096, true);
-		o[2] = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-		o[3] = sim_p2p(&s, PP, 1, 0, 0, 4096, true);
-		for (r = 0; r < 4; r++)
-			sim_complete(&s, &o[r]);
+		exchange(&s, 0, true);
 		sim_step(&s, 10000000);
 	}
-	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-	sim_p2p(&s, PP, 0, 1, 1, 4096, true);
-	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-	sim_p2p(&s, PP, 1, 0, 0, 4096, true);
+	exchange(&s, 0, false);
 	for (r = 0; r < 2; r++) {
 		/* the exchange before, finished: ids one batch back */
 		p2p_sub(&s, r, 0, AN_SEND, opc[r] - 4, 4, 4, 0, 4);
@@ -133,35 +153,17 @@ static void pair_passed_at_proxy(void)
 {
 	const struct an_verdict *v;
 	struct sim s;
-	int i, r, roots = 0;
+	int i, roots = 0;
 
 	sim_init(&s, 5, 300);
 	sim_comm(&s, PP, 2, NULL);
 	sim_comm(&s, DP, 2, NULL);
 	for (i = 0; i < 3; i++) {
-		struct an_op o[4];
-
-		o[0] = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-		o[1] = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-		o[2] = sim_p2p(&s, PP, 1, 0, 0, 4096, true);
-		o[3] = sim_p2p(&s, PP, 0, 1, 1, 4096, true);
-		for (r = 0; r < 2; r++) {
-			p2p_sub(&s, r, 0, AN_SEND, 2 * (uint64_t)i + 1, 4, 4, 0, 4);
-			p2p_sub(&s, r, 0, AN_RECV, 2 * (uint64_t)i + 1, 4, 0, 4, 4);
-		}
-		for (r = 0; r < 4; r++)
-			sim_complete(&s, &o[r]);
+		exchange(&s, 2 * (uint64_t)i + 1, true);
 		sim_round(&s, DP, CCLD_FN_ALLREDUCE, 1024, 7);
 		sim_step(&s, 10000000);
 	}
-	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-	sim_p2p(&s, PP, 1, 0, 0, 4096, true);
-	sim_p2p(&s, PP, 0, 1, 1, 4096, true);
-	for (r = 0; r < 2; r++) {
-		p2p_sub(&s, r, 0, AN_SEND, 7, 4, 4, 0, 4);
-		p2p_sub(&s, r, 0, AN_RECV, 7, 4, 0, 4, 4);
-	}
+	exchange(&s, 7, false);
 	sim_call(&s, DP, 0, CCLD_FN_ALLREDUCE, 1024, 7);
 	sim_tick(&s, 5.5);
 	for (i = 0; i < s.nv; i++) {
@@ -192,19 +194,12 @@ static void gpu_stall_before_pipeline(void)
 	const struct an_verdict *v;
 	struct sim s;
 	struct an_op ar;
-	int i, r;
+	int i;
 
 	sim_init(&s, 5, 300);
 	sim_comm(&s, PP, 2, NULL);
 	for (i = 0; i < 4; i++) {
-		struct an_op o[4];
-
-		o[0] = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-		o[1] = sim_p2p(&s, PP, 0, 1, 1, 4096, true);
-		o[2] = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-		o[3] = sim_p2p(&s, PP, 1, 0, 0, 4096, true);
-		for (r = 0; r < 4; r++)
-			sim_complete(&s, &o[r]);
+		exchange(&s, 0, true);
 		if (i < 3) {
 			sim_round(&s, PP, CCLD_FN_ALLREDUCE, 2, 7);
 		} else {
