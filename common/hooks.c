@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The hook table: one row per NCCL symbol ccld attaches to. */
 #include <stddef.h>
+#include <string.h>
 #include "hooks.h"
 
 const struct hook_def nccl_hooks[] = {
@@ -84,6 +85,15 @@ const struct cuda_hook_def cuda_hooks[] = {
 };
 
 const int cuda_hooks_n = sizeof(cuda_hooks) / sizeof(cuda_hooks[0]);
+
+bool hooks_cuda_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "libcudart.so", 12) == 0 ||
+	       strncmp(base, "libcuda.so", 10) == 0;
+}
 
 const char *hook_fn_name(int fn)
 {

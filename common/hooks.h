@@ -35,6 +35,9 @@ struct cuda_hook_def {
 extern const struct cuda_hook_def cuda_hooks[];
 extern const int cuda_hooks_n;
 
+/* PATH names a file cuda_hooks apply to: libcudart.so* or libcuda.so* */
+bool hooks_cuda_file(const char *path);
+
 /* Name of a ccld_fn as the JSON "op" field spells it ("AllReduce"...). */
 const char *hook_fn_name(int fn);
 

@@ -261,16 +261,6 @@ static int attach_cuda_lib(struct attacher *a, struct traced_lib *lib,
 	return attach_batch(lib, &b, err, errlen);
 }
 
-/* libcudart.so* or libcuda.so* (the frameworks' dynamic CUDA libraries) */
-static bool is_cuda_file(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return strncmp(base, "libcudart.so", 12) == 0 ||
-	       strncmp(base, "libcuda.so", 10) == 0;
-}
-
 static struct traced_lib *find_lib(struct attacher *a, dev_t dev, ino_t ino)
 {
 	int i;
@@ -521,7 +511,7 @@ int attacher_add_pid(struct attacher *a, pid_t pid, char *err, size_t errlen)
 		struct elf_syms *es;
 
 		struct traced_lib *known = find_lib(a, files[i].dev, files[i].ino);
-		bool cuda = a->cuda_skel && is_cuda_file(files[i].path);
+		bool cuda = a->cuda_skel && hooks_cuda_file(files[i].path);
 
 		/* its probes are going: a later look (rescan) attaches it again */
 		if (known && known->detaching) {

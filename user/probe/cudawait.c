@@ -1,56 +1,40 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <linux/types.h>
 #include "ccld.h"
 #include "cudawait.h"
 #include "elfsym.h"
+#include "hooks.h"
 #include "procmaps.h"
 #include "procmem.h"
 #include "threads.h"
 
-static const struct {
-	const char *symbol;
-	uint8_t fn;
-} sync_fns[] = {
-	{ "cudaStreamSynchronize", CCLD_FN_CUDA_STREAM_SYNC },
-	{ "cudaStreamSynchronize_ptsz", CCLD_FN_CUDA_STREAM_SYNC },
-	{ "cudaEventSynchronize", CCLD_FN_CUDA_EVENT_SYNC },
-	{ "cuStreamSynchronize", CCLD_FN_CUDA_STREAM_SYNC },
-	{ "cuStreamSynchronize_ptsz", CCLD_FN_CUDA_STREAM_SYNC },
-	{ "cuEventSynchronize", CCLD_FN_CUDA_EVENT_SYNC },
-};
-
-static bool is_cuda_lib(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libcudart.so", 12) || !strncmp(base, "libcuda.so", 10);
-}
-
-/* F's synchronize functions at their load address into OUT[*N..MAX) */
+/*
+ * F's synchronize functions (the synchronize rows of the tier B hook
+ * table) at their load address into OUT[*N..MAX)
+ */
 static void lib_fns(const struct mapped_file *f, struct cudawait_fn *out, size_t *n, size_t max)
 {
 	char err[256];
 	struct elf_syms *es = elfsym_open(f->host_path, err, sizeof(err));
 	unsigned long v0, v, size;
-	size_t i;
+	int i;
 
 	/* the lowest mapping maps file offset 0 */
 	if (!es || !elfsym_offset_vaddr(es, 0, &v0))
 		goto out;
-	for (i = 0; i < sizeof(sync_fns) / sizeof(sync_fns[0]) && *n < max; i++) {
-		long off = elfsym_offset_size(es, sync_fns[i].symbol, &size);
+	for (i = 0; i < cuda_hooks_n && *n < max; i++) {
+		const struct cuda_hook_def *h = &cuda_hooks[i];
+		long off;
 
+		if (h->fn != CCLD_FN_CUDA_STREAM_SYNC && h->fn != CCLD_FN_CUDA_EVENT_SYNC)
+			continue;
+		off = elfsym_offset_size(es, h->symbol, &size);
 		if (off < 0 || !size || !elfsym_offset_vaddr(es, (unsigned long)off, &v) || v < v0)
 			continue;
 		out[*n].start = f->base + (v - v0);
 		out[*n].end = out[*n].start + size;
-		out[*n].fn = sync_fns[i].fn;
+		out[*n].fn = (uint8_t)h->fn;
 		(*n)++;
 	}
 out:
@@ -66,7 +50,7 @@ int cudawait_fns(pid_t pid, struct cudawait_fn *out, size_t max)
 	if (ret)
 		return ret;
 	for (i = 0; i < nf; i++)
-		if (is_cuda_lib(files[i].path))
+		if (hooks_cuda_file(files[i].path))
 			lib_fns(&files[i], out, &n, max);
 	free(files);
 	return (int)n;
@@ -117,22 +101,11 @@ static bool after_call(void *ctx, uint64_t addr)
 
 uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns)
 {
-	char path[96], line[512];
 	uint64_t sp, *words;
 	size_t got = 0;
 	uint8_t fn = 0;
-	FILE *f;
 
-	if (!nfns)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	if (!threads_syscall_sp(line, &sp))
+	if (!nfns || !threads_task_sp(pid, tid, &sp))
 		return 0;
 	words = malloc(CUDAWAIT_STACK_BYTES);
 	if (!words)

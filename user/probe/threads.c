@@ -63,6 +63,15 @@ bool threads_syscall_sp(const char *line, uint64_t *sp)
 	return true;
 }
 
+bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp)
+{
+	char path[96], line[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	read_line(path, line, sizeof(line));
+	return threads_syscall_sp(line, sp);
+}
+
 bool threads_fd_syscall(int nr)
 {
 	static const int fd_calls[] = {
