@@ -36,18 +36,41 @@ static double quiet_of(const struct an *an, const struct an_comm *c,
 	return isfinite(best) ? best : 0;
 }
 
+/* step hooks on (ON) or off for process PR: its comms' rounds are perturbed */
+static void hook_count(struct an *an, struct an_proc *pr, bool on, uint32_t host,
+		       uint64_t t_ns)
+{
+	uint32_t h = pr->host;
+
+	if (on) {
+		/*
+		 * A round that ended before this ran without hooks: its
+		 * records may still be on their way.
+		 */
+		if (!pr->hooked++)
+			pr->hooked_since = h == host && t_ns ? t_ns :
+					   h < an->nhosts ? an->hosts[h].now : 0;
+	} else if (pr->hooked) {
+		pr->hooked--;
+		pr->perturbed_until = (h < an->nhosts ? an->hosts[h].now : 0) + AN_PERTURB_NS;
+	}
+}
+
 void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint32_t host,
 		     uint64_t t_ns)
 {
 	struct an_suspect s = { .on = on, .slow = slow, .comm = c->hash };
+	/* a slow sample's processes beyond the comm's own (an_slow_sample.c) */
+	uint32_t nextra = slow ? c->nsamp_extra : 0, j;
 	struct an_culprit *p = NULL;
-	uint32_t h;
 	int32_t i;
 
 	if (slow)
 		c->sampling = on;
 	else
 		c->suspected = on;
+	if (slow && !on)
+		c->nsamp_extra = 0;
 	/*
 	 * Live, a suspected or sampled comm's processes get step hooks, which
 	 * cost microseconds per step: rounds then, and for a second after, are
@@ -61,30 +84,13 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint3
 		an->nsuspected--;
 	if (!an->sink.suspect)
 		return;
-	/* the processes it hooks: their comms' rounds are perturbed */
-	for (i = 0; i < c->nranks; i++) {
-		struct an_proc *pr = c->r[i].proc ? &an->procs[c->r[i].proc - 1] : NULL;
-
-		if (!pr)
-			continue;
-		if (on) {
-			/*
-			 * A round that ended before this ran without hooks:
-			 * its records may still be on their way.
-			 */
-			h = pr->host;
-			if (!pr->hooked++)
-				pr->hooked_since = h == host && t_ns ? t_ns :
-						   h < an->nhosts ? an->hosts[h].now : 0;
-		} else if (pr->hooked) {
-			pr->hooked--;
-			h = pr->host;
-			pr->perturbed_until = (h < an->nhosts ? an->hosts[h].now : 0) +
-					      AN_PERTURB_NS;
-		}
-	}
+	for (i = 0; i < c->nranks; i++)
+		if (c->r[i].proc)
+			hook_count(an, &an->procs[c->r[i].proc - 1], on, host, t_ns);
+	for (j = 0; j < nextra; j++)
+		hook_count(an, &an->procs[c->samp_extra[j] - 1], on, host, t_ns);
 	if (on) {
-		p = calloc((size_t)c->nranks, sizeof(*p));
+		p = calloc((size_t)c->nranks + nextra, sizeof(*p));
 		if (!p)
 			return;
 		for (i = 0; i < c->nranks; i++) {
@@ -93,6 +99,14 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint3
 			if (!pr || c->r[i].gone)
 				continue;
 			p[s.nprocs].rank = i;
+			p[s.nprocs].host = pr->host;
+			p[s.nprocs].pid = pr->pid;
+			s.nprocs++;
+		}
+		for (j = 0; j < nextra; j++) {
+			const struct an_proc *pr = &an->procs[c->samp_extra[j] - 1];
+
+			p[s.nprocs].rank = -1;	/* not one of its ranks */
 			p[s.nprocs].host = pr->host;
 			p[s.nprocs].pid = pr->pid;
 			s.nprocs++;

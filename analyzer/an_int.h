@@ -18,6 +18,7 @@
  * constant: rounds older than this are dropped.
  */
 #define AN_HIST		8
+#define AN_SAMP_EXTRA	8	/* processes a slow sample hooks beyond its comm's */
 #define AN_NET_EST	64	/* per-completion network times kept per rank */
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
@@ -255,6 +256,13 @@ struct an_comm {
 	/* incident */
 	bool suspected;
 	bool sampling;		/* step hooks sampled for a slow verdict */
+	/*
+	 * ... on these processes too (index in an->procs + 1): those of the
+	 * comms whose ops hold its ranks' GPUs, so that their rounds show
+	 * every arrival as well (an_slow_sample.c, an_slow_chain.c)
+	 */
+	uint32_t samp_extra[AN_SAMP_EXTRA];
+	uint32_t nsamp_extra;
 	bool declared;
 	int64_t decl_seq;
 	bool decl_p2p;

@@ -50,6 +50,8 @@ void an_slow_free(struct an_slow *s)
 	}
 	slow_nohist_free(s);
 	free(s->holder);
+	free(s->pend_hcomm);
+	free(s->pend_hseq);
 	free(s->dur_hooked);
 	free(s->net0);
 	free(s->srate);
@@ -102,6 +104,8 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	}
 	s->next = -1;
 	s->holder = calloc((size_t)nranks, sizeof(*s->holder));
+	s->pend_hcomm = calloc((size_t)nranks, sizeof(*s->pend_hcomm));
+	s->pend_hseq = calloc((size_t)nranks, sizeof(*s->pend_hseq));
 	s->dur_hooked = calloc((size_t)nranks, sizeof(*s->dur_hooked));
 	s->net0 = calloc(3 * (size_t)nranks, sizeof(*s->net0));
 	s->srate = calloc((size_t)nranks, sizeof(*s->srate));
@@ -124,7 +128,8 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 			s->r[i].dur[k] = s->r[i].dur_bound[k] = s->r[i].rate[k] =
 				s->r[i].after_hold[k] = NAN;
 	}
-	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->dur_hooked || !s->net0 ||
+	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->pend_hcomm || !s->pend_hseq ||
+	    !s->dur_hooked || !s->net0 ||
 	    !s->srate || !s->wait || !s->slat || !s->styp || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
 		an_slow_free(s);
 		return NULL;
@@ -268,6 +273,7 @@ static void feed(struct an *an, struct an_comm *c)
 		}
 		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
 		note_waits(s, rd, c->nranks);
+		slow_note_arrivals(c, rd);
 		if (c->sampling)
 			slow_sampled_round(c, rd);
 		perturbed = (an->sink.suspect && comm_hooked(an, c, rd->host, rd->t_end)) ||

@@ -61,6 +61,8 @@ bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *
 	}
 	if (!held)
 		return false;
+	/* HELD's own straggler, where its rounds show it: a root there first */
+	slow_hold_chain(an, v, held);
 	h = an_comm_get(an, held, 0, false);
 	v->role = AN_CASCADE;
 	v->blocked_comm = held;
@@ -379,6 +381,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	an->stats.verdicts++;
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);
+	if (v->kind == AN_V_RECOVERED)
+		slow_chain_back(an, c, v->detected_ns, v->clock_host);
 }
 
 /*
@@ -400,7 +404,7 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
 	/* an incident of the other detectors is open here: it speaks */
-	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active))
+	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active || (s->active && s->chain_of)))
 		s->ccld_quiet = true;
 	if (s->ccld_quiet) {
 		if (ev & SL_EV_RECOVERY)
@@ -434,7 +438,7 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			slow_start_sample(an, c, rd, iter, ev | (runahead ? PEND_ARRIVE : 0));
 		} else if (tierc && slow_sample_waits(an, c, rd->t_end)) {
 			/* ... which waits for a neighbour: tried again each round */
-			slow_sample_for(c, rd, iter, ev | (runahead ? PEND_ARRIVE : 0));
+			slow_sample_for(an, c, rd, iter, ev | (runahead ? PEND_ARRIVE : 0));
 			s->samp_defer = true;
 			if (an->debug)
 				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64

@@ -44,6 +44,18 @@ struct slow_round {
 	bool any_rate;
 };
 
+/* a round whose every arrival step hooks showed: who arrived last */
+#define ARR_NOTES	32
+struct arr_note {
+	int64_t seq;
+	int fn;
+	uint32_t host;		/* the host of t_end */
+	uint64_t t_end;
+	int32_t last;		/* the rank that arrived last */
+	double gap;		/* ns the others waited for it (the next arrival's lead) */
+	uint64_t holder;	/* its GPU came straight from this comm's op, 0 */
+};
+
 /* recent judged rounds per op signature, for the comparable-group check */
 #define GROUP_SIGS	4
 #define GROUP_HIST	5	/* at the onset 3 of them are slow: the median too */
@@ -77,6 +89,12 @@ struct an_slow {
 	 * send steps were timed for SAMPLE_NS with step hooks on.
 	 */
 	struct slow_round pend;	/* the round that opened the incident */
+	/*
+	 * [nranks] when it ended: holder[k], and that comm's round then in
+	 * progress (-1 unknown): a root found there is about that round
+	 */
+	uint64_t *pend_hcomm;
+	int64_t *pend_hseq;
 	int64_t pend_iter;
 	int pend_ev;
 	uint32_t samp_host;
@@ -132,6 +150,17 @@ struct an_slow {
 	int32_t arr_rank;	/* the culprit of the sample, -1 none ... */
 	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
 	uint64_t arr_held_by;	/* ... late because its op in this comm ended late, 0 */
+	/*
+	 * The newest rounds whose every arrival step hooks showed, sampled or
+	 * not (another comm's sample hooks its processes too): for following
+	 * a cascade to its root (an_slow_chain.c)
+	 */
+	struct arr_note notes[ARR_NOTES];
+	uint32_t nnotes;	/* noted so far; notes[nnotes % ARR_NOTES] next */
+	uint64_t chain_of;	/* its open incident was named following comm
+				 * CHAIN_OF's cascade: it ends with that one's */
+	uint64_t chain_onset;	/* ... its onset, on host CHAIN_HOST's clock */
+	uint32_t chain_host;
 	struct slow_round r[AN_HIST];
 };
 
@@ -147,6 +176,12 @@ struct an_slow {
  * in intra-node comms, which have no proxy steps to sample).
  */
 #define SAMPLE_MAX_LOCAL	4
+/*
+ * Processes hooked on one host by all samples at once, the processes a
+ * sample adds beyond its comm's included (an_slow_sample.c): two stages of
+ * a pipeline sampled together, each with the TP comms behind its DP comm
+ */
+#define SAMPLE_MAX_HOOKED	8
 
 /*
  * A call this long after its process's earlier ops were done found its GPU
@@ -191,7 +226,8 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
 /* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */
 bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now);
 /* the round the sample's verdict will be about */
-void slow_sample_for(struct an_comm *c, const struct slow_round *rd, int64_t iter, int ev);
+void slow_sample_for(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		     int64_t iter, int ev);
 /* a CCL-D onset whose sample waited for a neighbour: the sample, or the verdict */
 void slow_deferred_sample(struct an *an, struct an_comm *c, uint64_t now);
 
@@ -212,6 +248,37 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd);
  */
 int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
 			     uint64_t *held);
+/*
+ * The same over NRANKS ranks' tallies of ROUNDS rounds: LAST[k] rounds
+ * last, GAP[k] the others' wait summed, HELDN[k] of them straight from
+ * comm HOLDER[k]'s op
+ */
+int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
+			  const double *gap, const uint32_t *heldn, const uint64_t *holder,
+			  double *share, double *gap_ns, uint64_t *held);
+/* the rank with the shortest duration of RD, *GAP to the next shortest; -1 */
+int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, double *gap);
+
+/* an_slow_chain.c: a cascade followed to its root */
+/* RD's arrivals, where step hooks showed every one, noted for that */
+void slow_note_arrivals(struct an_comm *c, const struct slow_round *rd);
+/*
+ * Comm H's noted rounds of the last ARR_NOTE_AGE_NS, those on HOST from
+ * SINCE: who arrived last (as slow_arrival_culprit), over *ROUNDS rounds,
+ * *NLAST of them by that rank
+ */
+int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_t host,
+			   uint64_t since, double *share, double *gap_ns, uint64_t *held,
+			   uint32_t *rounds, uint32_t *nlast);
+/*
+ * V (being built) names its comm's straggler a cascade of comm HELD, whose
+ * op it came late from: where HELD has no incident and its noted rounds
+ * have the same process arriving last by its own lateness, HELD's root
+ * verdict is given first (the cascade then points at it)
+ */
+void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held);
+/* comm C's incident ended (a recovery at NOW on HOST): so do those it opened */
+void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint32_t host);
 /*
  * RANK of C entered its latest p2p ops in H LEAD_NS / 2 or more after its
  * peers (same host clock): it made H's op late, H did not hold it

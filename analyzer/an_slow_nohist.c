@@ -89,8 +89,7 @@ bool slow_runahead(const struct an_slow *s)
 }
 
 /* the rank with the shortest duration, and the gap to the next shortest */
-static int32_t last_arriver(const struct an_comm *c, const struct slow_round *rd,
-			    double *gap)
+int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, double *gap)
 {
 	double lo = INFINITY, lo2 = INFINITY;
 	int32_t k, last = -1;
@@ -115,7 +114,7 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd)
 	double gap;
 
 	s->samp_rounds++;
-	if (rd->narr < (uint32_t)c->nranks || (last = last_arriver(c, rd, &gap)) < 0)
+	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
 		return;
 	s->arr_rounds++;
 	s->arr_last[last]++;
@@ -131,10 +130,10 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd)
 	}
 }
 
-int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
-			     uint64_t *held)
+int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
+			  const double *gap, const uint32_t *heldn, const uint64_t *holder,
+			  double *share, double *gap_ns, uint64_t *held)
 {
-	const struct an_slow *s = c->slow;
 	int32_t k, best = -1;
 	double total = 0;
 
@@ -142,7 +141,7 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 	*gap_ns = NAN;
 	if (held)
 		*held = 0;
-	if (s->arr_rounds < ARR_MIN_ROUNDS)
+	if (rounds < ARR_MIN_ROUNDS)
 		return -1;
 	/*
 	 * Weighed by the lead: of two ops back to back (a reduce-scatter then
@@ -152,19 +151,27 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 	 * they waited, and in a third of the rounds at least (one descheduled
 	 * process is not a straggler).
 	 */
-	for (k = 0; k < c->nranks; k++) {
-		total += s->arr_gap[k];
-		if (best < 0 || s->arr_gap[k] > s->arr_gap[best])
+	for (k = 0; k < nranks; k++) {
+		total += gap[k];
+		if (best < 0 || gap[k] > gap[best])
 			best = k;
 	}
 	if (!(total > 0))
 		return -1;
-	*share = s->arr_gap[best] / total;
-	*gap_ns = s->arr_last[best] ? s->arr_gap[best] / s->arr_last[best] : NAN;
-	if (held && 2 * s->arr_held[best] > s->arr_last[best])
-		*held = s->arr_holder[best];
-	return *share >= ARR_SHARE && ARR_MIN_LAST * s->arr_last[best] >= s->arr_rounds ?
-	       best : -1;
+	*share = gap[best] / total;
+	*gap_ns = last[best] ? gap[best] / last[best] : NAN;
+	if (held && 2 * heldn[best] > last[best])
+		*held = holder[best];
+	return *share >= ARR_SHARE && ARR_MIN_LAST * last[best] >= rounds ? best : -1;
+}
+
+int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
+			     uint64_t *held)
+{
+	const struct an_slow *s = c->slow;
+
+	return slow_arrival_pick(c->nranks, s->arr_rounds, s->arr_last, s->arr_gap,
+				 s->arr_held, s->arr_holder, share, gap_ns, held);
 }
 
 /*
@@ -260,6 +267,12 @@ static void send_verdict(struct an *an, struct an_verdict *v)
 	}
 	if (an->sink.verdict)
 		an->sink.verdict(an->sink.ctx, v);
+	if (v->kind == AN_V_RECOVERED) {
+		const struct an_comm *c = an_comm_get(an, v->comm, 0, false);
+
+		if (c)
+			slow_chain_back(an, c, v->detected_ns, v->clock_host);
+	}
 }
 
 /* ---- peer comparison ---------------------------------------------------- */
@@ -412,7 +425,7 @@ static void peer_round(struct an *an, struct an_comm *c, const struct slow_round
 
 	if (s->peer_active) {
 		double gap;
-		int32_t last = last_arriver(c, rd, &gap);
+		int32_t last = slow_last_arriver(c, rd, &gap);
 
 		/*
 		 * Still late by half of what it was when named, judged on this
@@ -532,7 +545,10 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 		c->slow_cascade = true;
 	} else if (cls == AN_S1 && s->arr_held_by && !root) {
 		/* its GPU came late from an op of another comm that ended late */
-		const struct an_comm *h = an_comm_get(an, s->arr_held_by, 0, false);
+		const struct an_comm *h;
+
+		slow_hold_chain(an, v, s->arr_held_by);	/* its root first, if shown */
+		h = an_comm_get(an, s->arr_held_by, 0, false);
 
 		v->role = AN_CASCADE;
 		v->blocked_comm = s->arr_held_by;
@@ -625,7 +641,8 @@ static void rise_round(struct an *an, struct an_comm *c, const struct slow_round
 			tmin = rd->dur[k];
 	ev = sl_rise_round(s->rise, tmin, rd->t_end, s->sig0_iters, &s->rres);
 	/* CCL-D's or the peer comparison's incident on this comm speaks for it */
-	covered = s->peer_active || (sl_det_result(s->det)->active && !s->ccld_unsaid);
+	covered = s->peer_active || (sl_det_result(s->det)->active && !s->ccld_unsaid) ||
+		  (s->active && s->chain_of);
 	if (covered && !s->rise_said)
 		s->rise_wait = false;
 	if ((ev & SL_RISE_ONSET) && !covered) {

@@ -118,6 +118,170 @@ void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, doubl
 	free(scratch);
 }
 
+/* ---- a sample's processes beyond its comm's ------------------------------ */
+
+static bool has_proc(const struct an_comm *c, uint32_t proc)
+{
+	uint32_t j;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (c->r[k].proc == proc)
+			return true;
+	for (j = 0; j < c->nsamp_extra; j++)
+		if (c->samp_extra[j] == proc)
+			return true;
+	return false;
+}
+
+/* processes hooked per host were C sampled now (NULL: out of memory) */
+static uint32_t *hooked_per_host(const struct an *an, const struct an_comm *c)
+{
+	uint32_t *local = calloc(an->nhosts ? an->nhosts : 1, sizeof(*local)), i;
+	int32_t k;
+
+	if (!local)
+		return NULL;
+	for (i = 0; i < an->nprocs; i++)
+		if (an->procs[i].hooked && an->procs[i].host < an->nhosts)
+			local[an->procs[i].host]++;
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+
+		if (p && p->host < an->nhosts && !p->hooked)
+			local[p->host]++;
+	}
+	return local;
+}
+
+/*
+ * H's processes that C's sample does not hook yet, into ADD (*NADD), and
+ * LOCAL counting them, where all fit (SAMPLE_MAX_HOOKED hooked per host,
+ * AN_SAMP_EXTRA beyond C's in all): a whole comm or none
+ */
+static bool fit_comm(const struct an *an, const struct an_comm *c, const struct an_comm *h,
+		     uint32_t *local, uint32_t *add, uint32_t *nadd)
+{
+	uint32_t i;
+	int32_t j;
+
+	*nadd = 0;
+	for (j = 0; j < h->nranks; j++) {
+		uint32_t proc = h->r[j].proc;
+		const struct an_proc *p = proc ? &an->procs[proc - 1] : NULL;
+
+		if (!p || h->r[j].gone || has_proc(c, proc))
+			continue;
+		if (c->nsamp_extra + *nadd >= AN_SAMP_EXTRA ||
+		    (!p->hooked && p->host < an->nhosts && local[p->host] >= SAMPLE_MAX_HOOKED))
+			break;
+		add[(*nadd)++] = proc;
+		if (!p->hooked && p->host < an->nhosts)
+			local[p->host]++;
+	}
+	if (j == h->nranks)
+		return true;
+	for (i = 0; i < *nadd; i++) {		/* none of it: undo the count */
+		const struct an_proc *p = &an->procs[add[i] - 1];
+
+		if (!p->hooked && p->host < an->nhosts)
+			local[p->host]--;
+	}
+	*nadd = 0;
+	return false;
+}
+
+/* SAMPLE_MAX_LOCAL processes of C on a host at most: it may be hooked */
+static bool small_on_hosts(const struct an *an, const struct an_comm *c)
+{
+	uint32_t *own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
+	bool ok = own != NULL;
+	int32_t k;
+
+	for (k = 0; k < c->nranks && ok; k++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+
+		if (p && p->host < an->nhosts)
+			ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
+	}
+	free(own);
+	return ok;
+}
+
+/*
+ * The comm whose op holds C's rank K's GPU, where C's sample may add it:
+ * no incident or sample of its own, and not too many processes on a host
+ * (the world comm behind a pipeline's send/recv is not hooked whole)
+ */
+static const struct an_comm *holder_to_add(const struct an *an, const struct an_comm *c,
+					   int32_t k)
+{
+	const struct an_comm *h = c->slow->holder[k] ?
+				  an_comm_get((struct an *)an, c->slow->holder[k], 0, false) : NULL;
+
+	return h && h != c && !h->sampling && h->slow && !h->slow->active &&
+	       small_on_hosts(an, h) ? h : NULL;
+}
+
+/* O holds a rank of C, and C's sample could hook O's processes too */
+static bool holder_fits(const struct an *an, const struct an_comm *c, const struct an_comm *o)
+{
+	uint32_t add[AN_SAMP_EXTRA], nadd, *local;
+	bool fits = false;
+	int32_t k;
+
+	for (k = 0; k < c->nranks && !fits; k++)
+		fits = holder_to_add(an, c, k) == o;
+	if (!fits || !(local = hooked_per_host(an, c)))
+		return false;
+	fits = fit_comm(an, c, o, local, add, &nadd);
+	free(local);
+	return fits;
+}
+
+static bool pending(const struct an_comm *o)
+{
+	return o->slow && (sl_det_pending(o->slow->det) || o->slow->samp_defer);
+}
+
+/*
+ * The processes of the comms whose ops hold C's ranks' GPUs and that have
+ * no incident of their own, where they fit (fit_comm): hooked with C's,
+ * their rounds show every arrival there too.  Where the CPUs run ahead of
+ * their GPUs, C may be slow because a straggler in such a comm made its
+ * op end late (a DP comm behind its ranks' TP comms), and that comm's own
+ * rounds hardly grow: its arrivals name the root (an_slow_chain.c).  First
+ * those with slow iterations pending (C's sample would otherwise wait for
+ * them), then the holder of the rank CCL-D's locator took for the last
+ * arriver (the likeliest straggler or cascade), then the others' in order.
+ */
+static void choose_extras(struct an *an, struct an_comm *c)
+{
+	uint32_t *local = hooked_per_host(an, c), i, add[AN_SAMP_EXTRA], nadd;
+	int32_t n, k, first, pass;
+
+	c->nsamp_extra = 0;
+	if (!local)
+		return;
+	first = sl_det_result(c->slow->det)->s1_rank;
+	if (first < 0 || first >= c->nranks)
+		first = 0;
+	for (pass = 0; pass < 2; pass++) {
+		for (n = 0; n < c->nranks; n++) {
+			const struct an_comm *h;
+
+			k = (first + n) % c->nranks;
+			h = holder_to_add(an, c, k);
+			if (!h || (pass == 0 && !pending(h)) ||
+			    !fit_comm(an, c, h, local, add, &nadd))
+				continue;
+			for (i = 0; i < nadd; i++)
+				c->samp_extra[c->nsamp_extra++] = add[i];
+		}
+	}
+	free(local);
+}
+
 /*
  * Another comm sharing a process with C has slow iterations, from before
  * C's slowdown began (SINCE), that are not an incident yet, or an onset
@@ -148,6 +312,9 @@ static bool blinds_pending(const struct an *an, const struct an_comm *c, uint64_
 		 */
 		if (!(t && t < since) && !(o->slow->samp_defer && !c->slow->samp_defer))
 			continue;
+		/* its processes hooked with C's: its rounds show who arrives last */
+		if (holder_fits(an, c, o))
+			continue;
 		for (k = 0; k < o->nranks; k++)
 			if (member_of(an, c, o, k) >= 0)
 				return true;
@@ -172,13 +339,13 @@ bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now)
 
 /*
  * A step sample of C is possible now: it has tier C, no sample of it is
- * cooling down or waits for a neighbour, and no host would have more than
- * SAMPLE_MAX_LOCAL processes hooked (several samples run at once within
- * that).
+ * cooling down or waits for a neighbour, it has SAMPLE_MAX_LOCAL processes
+ * on a host at most, and no host would have more than SAMPLE_MAX_HOOKED
+ * processes hooked (several samples run at once within that).
  */
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 {
-	uint32_t *local, i;
+	uint32_t *local, *own, i;
 	bool tierc = false, ok = true;
 	int32_t k;
 
@@ -189,8 +356,12 @@ bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 	if (!tierc)
 		return false;
 	local = calloc(an->nhosts ? an->nhosts : 1, sizeof(*local));
-	if (!local)
+	own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
+	if (!local || !own) {
+		free(local);
+		free(own);
 		return false;
+	}
 	/* processes hooked already, and C's that are not */
 	for (i = 0; i < an->nprocs; i++)
 		if (an->procs[i].hooked && an->procs[i].host < an->nhosts)
@@ -198,17 +369,31 @@ bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 	for (k = 0; k < c->nranks && ok; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
-		if (p && p->host < an->nhosts && !p->hooked)
-			ok = ++local[p->host] <= SAMPLE_MAX_LOCAL;
+		if (!p || p->host >= an->nhosts)
+			continue;
+		ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
+		if (!p->hooked)
+			ok = ok && ++local[p->host] <= SAMPLE_MAX_HOOKED;
 	}
 	free(local);
+	free(own);
 	return ok;
 }
 
 /* the round the sample's verdict will be about */
-void slow_sample_for(struct an_comm *c, const struct slow_round *rd, int64_t iter, int ev)
+void slow_sample_for(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		     int64_t iter, int ev)
 {
 	struct an_slow *s = c->slow;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_comm *h = s->holder[k] ?
+					  an_comm_get(an, s->holder[k], 0, false) : NULL;
+
+		s->pend_hcomm[k] = s->holder[k];
+		s->pend_hseq[k] = h && h->slow ? h->slow->next : -1;
+	}
 
 	s->pend.seq = rd->seq;
 	s->pend.fn = rd->fn;
@@ -240,16 +425,18 @@ static void sample_go(struct an *an, struct an_comm *c)
 		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
 		c->r[k].net_nest = 0;
 	}
+	choose_extras(an, c);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
-			": sampling step hooks\n", c->hash, s->pend.seq);
+			": sampling step hooks (and %u processes of comms holding its"
+			" ranks)\n", c->hash, s->pend.seq, c->nsamp_extra);
 	an_suspect_comm(an, c, true, true, s->samp_host, s->samp_t0);
 }
 
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       int64_t iter, int ev)
 {
-	slow_sample_for(c, rd, iter, ev);
+	slow_sample_for(an, c, rd, iter, ev);
 	sample_go(an, c);
 }
 

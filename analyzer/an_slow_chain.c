@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A slow cascade followed to its root.  Comm C's straggler whose GPU came
+ * late from an op of comm H makes C a cascade of H; where H has no incident
+ * of its own, the job's slowdown has no root verdict at all.  That is the
+ * rule, not the exception, where the CPUs run ahead of their GPUs (PyTorch):
+ * a round's durations then include the GPU work queued before the op, so a
+ * straggler's extra compute raises its TP comm's rounds little (measured on
+ * the stand-in's PyTorch pattern, rank 2 computing 3x slower: 10.6 ms to
+ * about 25 ms against a threshold of 2.29x), while the DP comm behind it,
+ * which waits for the whole step's lateness at once, is ten times slower
+ * and is the comm that opens an incident.
+ *
+ * C's step sample hooks its processes and those of the comms holding its
+ * ranks (an_slow_sample.c), so H's rounds show every arrival too: each
+ * round is noted here.  Where H's recent notes have one rank arriving
+ * last, the others waiting for it most of their wait (C's straggler
+ * itself, or the peer it waited for in H), its GPU coming from its own work
+ * rather than straight from a third comm's op, that rank is the straggler
+ * and H the root: its verdict comes first, C's cascade points at it, and
+ * it ends when C's incident ends.  Anything less (no notes, no rank last
+ * most of the time, the rank held there too) leaves C a cascade of H, as
+ * before.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_slow_int.h"
+
+/* notes older than this (on their host's clock) say nothing of now */
+#define ARR_NOTE_AGE_NS	2000000000ull
+/* H's straggler's peers waited this share of what C's did, at least */
+#define CHAIN_WAIT_SHARE	0.5
+
+void slow_note_arrivals(struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+	struct arr_note *n;
+	int32_t last;
+	double gap;
+
+	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
+		return;
+	n = &s->notes[s->nnotes++ % ARR_NOTES];
+	n->seq = rd->seq;
+	n->fn = rd->fn;
+	n->host = rd->host;
+	n->t_end = rd->t_end;
+	n->last = last;
+	n->gap = gap;
+	/* as in a sample: straight from the other comm's op, under half its lead */
+	n->holder = rd->hold[last] && rd->after_hold[last] < gap / 2 ? rd->hold[last] : 0;
+}
+
+/* the note I of H's kept ones, oldest first */
+static const struct arr_note *note_at(const struct an_slow *s, uint32_t i)
+{
+	uint32_t n = s->nnotes < ARR_NOTES ? s->nnotes : ARR_NOTES;
+
+	return &s->notes[(s->nnotes - n + i) % ARR_NOTES];
+}
+
+static bool note_recent(const struct an *an, const struct arr_note *n)
+{
+	uint64_t now = n->host < an->nhosts ? an->hosts[n->host].now : 0;
+
+	return now <= n->t_end + ARR_NOTE_AGE_NS;
+}
+
+/* recent, and on HOST not before SINCE (a sample's start there; 0: any) */
+static bool note_since(const struct an *an, const struct arr_note *n, uint32_t host,
+		       uint64_t since)
+{
+	return note_recent(an, n) && (n->host != host || n->t_end >= since);
+}
+
+int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_t host,
+			   uint64_t since, double *share, double *gap_ns, uint64_t *held,
+			   uint32_t *rounds, uint32_t *nlast)
+{
+	const struct an_slow *s = h->slow;
+	uint32_t n = s->nnotes < ARR_NOTES ? s->nnotes : ARR_NOTES, i;
+	uint32_t *last = calloc((size_t)h->nranks, sizeof(*last));
+	uint32_t *heldn = calloc((size_t)h->nranks, sizeof(*heldn));
+	double *gap = calloc((size_t)h->nranks, sizeof(*gap));
+	uint64_t *holder = calloc((size_t)h->nranks, sizeof(*holder));
+	int32_t best = -1;
+
+	*rounds = *nlast = 0;
+	*share = 0;
+	*gap_ns = NAN;
+	*held = 0;
+	if (last && heldn && gap && holder) {
+		for (i = 0; i < n; i++) {
+			const struct arr_note *a = note_at(s, i);
+
+			if (!note_since(an, a, host, since) || a->last < 0 || a->last >= h->nranks)
+				continue;
+			(*rounds)++;
+			last[a->last]++;
+			gap[a->last] += a->gap;
+			if (a->holder) {
+				heldn[a->last]++;
+				holder[a->last] = a->holder;
+			}
+		}
+		best = slow_arrival_pick(h->nranks, *rounds, last, gap, heldn, holder, share,
+					 gap_ns, held);
+		*nlast = best >= 0 ? last[best] : 0;
+	}
+	free(last);
+	free(heldn);
+	free(gap);
+	free(holder);
+	return best;
+}
+
+static void send(struct an *an, struct an_verdict *v)
+{
+	if (v->kind == AN_V_RECOVERED) {
+		an->stats.recoveries++;
+	} else {
+		an_hw_note(an, v);
+		an->stats.verdicts++;
+	}
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
+
+/* the oldest recent note of H with rank K last: where its evidence begins */
+static const struct arr_note *first_last(const struct an *an, const struct an_slow *s,
+					 int32_t k)
+{
+	uint32_t n = s->nnotes < ARR_NOTES ? s->nnotes : ARR_NOTES, i;
+
+	for (i = 0; i < n; i++)
+		if (note_recent(an, note_at(s, i)) && note_at(s, i)->last == k)
+			return note_at(s, i);
+	return note_at(s, n - 1);
+}
+
+/*
+ * H's round in progress when C's incident's round ended (C's sample
+ * noted it), -1 unknown: the slowdown showed in C then, so it was in H
+ */
+static int64_t round_at_onset(const struct an_comm *c, const struct an_comm *h)
+{
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (c->slow->pend_hcomm[k] == h->hash && c->slow->pend_hseq[k] >= 0)
+			return c->slow->pend_hseq[k];
+	return -1;
+}
+
+/* H's rounds per round of C since C's onset round, NaN unknown */
+static double rounds_per_round(const struct an_comm *c, const struct an_comm *h)
+{
+	int64_t hseq = round_at_onset(c, h);
+	int64_t dc = c->slow->next - c->slow->pend.seq, dh = h->slow->next - hseq;
+
+	return hseq >= 0 && dc > 0 && dh > 0 ? (double)dh / (double)dc : NAN;
+}
+
+/*
+ * H's root: rank HK, found from C's cascade (its rank CRANK came late from
+ * H); its round is the one in progress at the end of the cascade's round
+ * (as a sampled onset's verdict is about the round that began its
+ * sample), else the first of the noted ones that show it
+ */
+static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
+			    const struct an_comm *c, int32_t crank, const struct an_verdict *cv,
+			    double share, double lead, uint32_t rounds, uint32_t nlast)
+{
+	const struct arr_note *nw = first_last(an, h->slow, hk);
+	struct an_verdict *v = calloc(1, sizeof(*v));
+	uint64_t now = nw->host < an->nhosts ? an->hosts[nw->host].now : 0;
+	int64_t seq = round_at_onset(c, h);
+	char hex[24];
+
+	if (!v) {
+		fprintf(stderr, "ccld: out of memory for a slow verdict of comm %016" PRIx64 "\n",
+			h->hash);
+		return;
+	}
+	v->kind = AN_V_NEW;
+	v->cls = AN_S1;
+	v->role = AN_ROOT;
+	v->comm = h->hash;
+	v->seq = seq >= 0 ? seq : nw->seq;
+	v->fn = nw->fn;		/* the op of its rounds that showed it */
+	v->clock_host = nw->host;
+	v->detected_ns = now > nw->t_end ? now : nw->t_end;
+	/* C's onset where it is on the same clock: the slowdown began then */
+	v->onset_ns = cv->clock_host == nw->host && cv->onset_ns ? cv->onset_ns : nw->t_end;
+	slow_add_culprit(an, h, v, hk);
+	an_text(v, "comm %016" PRIx64 " has a straggler: rank %d's GPU reaches its ops"
+		" last in %u of %u rounds whose every arrival step hooks showed,"
+		" %.1f ms after the others (mean; %.0f%% of their wait), coming from its"
+		" own work, not from another comm's op; comm %016" PRIx64 " is slower"
+		" because of it (its rank %d's GPU came late from this comm's op):"
+		" computation (S1; found by following the cascade to its cause; its"
+		" CPU queues its calls ahead of its GPU, so its rounds here hardly"
+		" grow and the call is not its arrival)", h->hash, hk, nlast, rounds,
+		lead / 1e6, 100 * share, c->hash, crank);
+	snprintf(hex, sizeof(hex), "%016" PRIx64, c->hash);
+	an_val_s(v, "detector", "hold chain");
+	an_val_s(v, "cascade_comm", hex);
+	an_val_i(v, "s1_rank", hk);
+	an_val_i(v, "rounds", rounds);
+	an_val_i(v, "last_rounds", nlast);
+	an_val_f(v, "arrive_last_wait_share", share);
+	an_val_f(v, "arrive_gap_ms", lead / 1e6);
+	an_val_i(v, "nranks", h->nranks);
+	h->slow->active = true;
+	h->slow->cls = AN_S1;
+	h->slow->root_cul = hk;
+	h->slow->chain_of = c->hash;
+	h->slow->chain_onset = v->onset_ns;
+	h->slow->chain_host = v->clock_host;
+	h->slow_cascade = false;
+	h->slow_seq = v->seq;
+	send(an, v);
+	free(v);
+}
+
+void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
+{
+	const struct an_comm *c = an_comm_get(an, v->comm, 0, false);
+	struct an_comm *h = held ? an_comm_get(an, held, 0, false) : NULL;
+	const struct an_slow *cs;
+	uint64_t hheld;
+	uint32_t rounds, nlast;
+	double share, lead, waited, there, here;
+	int32_t k, crank;
+
+	if (!c || !h || h == c || !c->slow || !h->slow || h->slow->active ||
+	    v->cls != AN_S1 || v->kind != AN_V_NEW || v->ncul < 1)
+		return;
+	cs = c->slow;
+	crank = v->cul[0].rank;
+	/* what C's sample saw its straggler's peers wait for it, in all */
+	if (crank < 0 || crank >= c->nranks || !cs->arr_rounds || !(cs->arr_gap[crank] > 0))
+		return;
+	waited = cs->arr_gap[crank];
+	k = slow_noted_culprit(an, h, cs->samp_host, cs->samp_t0, &share, &lead, &hheld,
+			       &rounds, &nlast);
+	/*
+	 * Per round of C: what H's straggler kept its peers waiting per round
+	 * of H, times H's rounds per round of C since C's onset; against what
+	 * C's straggler kept its peers waiting per sampled round.  Where the
+	 * rounds since are not known, the two samples' sums.
+	 */
+	there = k >= 0 && rounds ? nlast * lead / rounds * rounds_per_round(c, h) : 0;
+	here = waited / cs->arr_rounds;
+	if (k >= 0 && !isfinite(there)) {
+		there = nlast * lead;
+		here = waited;
+	}
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 ": cascade of %016" PRIx64
+			" (no incident): %u noted rounds there, last %d (%.0f%% of the"
+			" wait, held by %016" PRIx64 "), %.1f ms waited for it there"
+			" against %.1f ms here\n", c->hash, h->hash, rounds, k,
+			100 * share, hheld, there / 1e6, here / 1e6);
+	/*
+	 * Its own lateness there, not a third comm's op's, and as much of it
+	 * as C's straggler kept its peers waiting (half at least: C's
+	 * straggler comes late by what the ops it went through in H added up
+	 * to; a rank last by a millisecond of jitter there is not what C
+	 * waits for)
+	 */
+	if (k < 0 || hheld || !(there >= CHAIN_WAIT_SHARE * here))
+		return;
+	emit_chain_root(an, h, k, c, crank, v, share, lead, rounds, nlast);
+}
+
+void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint32_t host)
+{
+	struct hkey key;
+	size_t it;
+	void *p;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &p);) {
+		struct an_comm *o = p;
+		struct an_verdict *v;
+
+		if (o == c || !o->slow || !o->slow->active || o->slow->chain_of != c->hash)
+			continue;
+		o->slow->active = false;
+		o->slow->chain_of = 0;
+		o->slow_cascade = false;
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			fprintf(stderr, "ccld: out of memory for a slow recovery of comm %016"
+				PRIx64 "\n", o->hash);
+			continue;
+		}
+		v->kind = AN_V_RECOVERED;
+		v->cls = o->slow->cls;
+		v->role = AN_ROOT;
+		v->comm = o->hash;
+		v->seq = o->slow->next > 0 ? o->slow->next - 1 : o->slow_seq;
+		v->clock_host = host;
+		v->detected_ns = now;
+		v->onset_ns = o->slow->chain_host == host ? o->slow->chain_onset : 0;
+		slow_add_culprit(an, o, v, o->slow->root_cul);
+		an_text(v, "comm %016" PRIx64 " is back: comm %016" PRIx64 ", slower because"
+			" of its straggler, is back to its baseline", o->hash, c->hash);
+		an_val_s(v, "detector", "hold chain");
+		send(an, v);
+		free(v);
+	}
+}

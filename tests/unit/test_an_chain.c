@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A slow cascade followed to its root (an_slow_chain.c).  The job is the
+ * stand-in's PyTorch pattern (8 ranks, TP 2, PP 2, DP 2; every call queued
+ * ahead of the GPU): rank 2 computes 3x slower, so each of its TP
+ * all-reduces waits for its kernel (TP comm {2,3} rounds hardly grow: they
+ * include the kernels), and its DP comm {0,2} waits for the whole step's
+ * lateness (10x slower: the incident there, whose step sample finds rank
+ * 2's GPU arriving last, straight from its TP op).  Numbers from the kept
+ * captures of test_slow_scenarios ptcompute and test_attach_midrun
+ * ptcompute, docs/numbers.md.
+ */
+#include "test_an_helpers.h"
+#include "an_int.h"
+#include "an_slow_int.h"
+
+#define MS 1000000ull
+#define TP 0x00000000000000a1ull
+#define DP 0x00000000000000d1ull
+#define W  0x00000000000000f1ull
+
+struct job {
+	struct sim s;
+	struct an_comm *tp, *dp;
+	struct an_slow tps, dps;
+	uint64_t dp_holder[2], dp_hcomm[2];
+	int64_t dp_hseq[2];
+	uint32_t dp_last[2], dp_held[2];
+	double dp_gap[2];
+	uint64_t dp_arr_holder[2];
+	uint64_t t;		/* host 0's clock now */
+};
+
+static void job_init(struct job *j)
+{
+	const int tp[2] = { 2, 3 }, dp[2] = { 0, 2 }, w[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+	memset(j, 0, sizeof(*j));
+	sim_init(&j->s, 30, 300);
+	sim_comm(&j->s, TP, 2, tp);
+	sim_comm(&j->s, DP, 2, dp);
+	sim_comm(&j->s, W, 8, w);
+	j->tp = an_comm_get(j->s.an, TP, 0, false);
+	j->dp = an_comm_get(j->s.an, DP, 0, false);
+	CHECK(j->tp && j->dp && !j->tp->slow && !j->dp->slow);
+	/* only what the chain reads: no detector runs here */
+	j->tp->slow = &j->tps;
+	j->dp->slow = &j->dps;
+	j->tps.next = 1056;
+	j->dps.holder = j->dp_holder;
+	j->dps.pend_hcomm = j->dp_hcomm;
+	j->dps.pend_hseq = j->dp_hseq;
+	j->dps.arr_last = j->dp_last;
+	j->dps.arr_held = j->dp_held;
+	j->dps.arr_gap = j->dp_gap;
+	j->dps.arr_holder = j->dp_arr_holder;
+	j->t = j->s.now[0] + 1000 * MS;
+	an_clock(j->s.an, j->s.host_id[0], j->t);
+	/* DP's sample began 0.6 s ago; its round 404 ended as TP's 808 was under way */
+	j->dps.samp_host = j->s.host_id[0];
+	j->dps.samp_t0 = j->t - 600 * MS;
+	j->dp_hcomm[1] = TP;
+	j->dp_hseq[1] = 808;
+	j->dp_hseq[0] = -1;
+	/* its sample: rank 1 (global 2) last in 4 of 6 rounds, 54 ms ahead each time */
+	j->dps.arr_rounds = 6;
+	j->dp_last[1] = 4;
+	j->dp_gap[1] = 4 * 54.0 * MS;
+	j->dp_last[0] = 2;
+	j->dp_gap[0] = 0.2 * MS;
+}
+
+static void job_fini(struct job *j)
+{
+	j->tp->slow = j->dp->slow = NULL;
+	sim_fini(&j->s);
+}
+
+/* N rounds of TP in the sample, rank LAST arriving GAP_MS ahead, held by HOLDER */
+static void tp_rounds(struct job *j, int n, int32_t last, double gap_ms, uint64_t holder)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct arr_note *a = &j->tps.notes[j->tps.nnotes++ % ARR_NOTES];
+
+		a->seq = 1060 + (int64_t)j->tps.nnotes;
+		a->fn = CCLD_FN_ALLREDUCE;
+		a->host = j->s.host_id[0];
+		a->t_end = j->t - (uint64_t)(n - i) * 25 * MS;
+		a->last = last;
+		a->gap = gap_ms * MS;
+		a->holder = holder;
+	}
+}
+
+/* DP's cascade verdict: its rank 1 (global 2) late from TP's op */
+static void dp_cascade(struct job *j, struct an_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = AN_V_NEW;
+	v->cls = AN_S1;
+	v->role = AN_CASCADE;
+	v->comm = DP;
+	v->seq = 404;
+	v->clock_host = j->s.host_id[0];
+	v->detected_ns = j->t;
+	v->onset_ns = j->t - 800 * MS;
+	v->ncul = v->ncul_total = 1;
+	v->cul[0].rank = 1;
+	v->cul[0].pid = 102;
+}
+
+/* rank 2 last in TP's 12 sampled rounds, 19 ms ahead: TP is the root */
+static void test_root_found(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	tp_rounds(&j, 12, 0, 19, 0);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 1);
+	if (j.s.nv == 1) {
+		const struct an_verdict *r = &j.s.v[0];
+
+		CHECK(r->comm == TP && r->kind == AN_V_NEW && r->role == AN_ROOT);
+		CHECK_INT(r->cls, AN_S1);
+		CHECK_INT(r->ncul, 1);
+		CHECK_INT(r->cul[0].rank, 0);
+		CHECK_INT(r->cul[0].pid, 102);
+		/* the round under way when DP's onset round ended */
+		CHECK_INT(r->seq, 808);
+		CHECK(strstr(r->text, "following the cascade") != NULL);
+	}
+	CHECK(j.tps.active && j.tps.chain_of == DP && j.tp->slow_seq == 808);
+	/* a second cascade of TP: TP has its incident, nothing more */
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 1);
+	/* DP back to its baseline: so is TP */
+	slow_chain_back(j.s.an, j.dp, j.t + 3000 * MS, j.s.host_id[0]);
+	CHECK_INT(j.s.nv, 2);
+	if (j.s.nv == 2) {
+		CHECK(j.s.v[1].comm == TP && j.s.v[1].kind == AN_V_RECOVERED);
+		CHECK_INT(j.s.v[1].cul[0].rank, 0);
+	}
+	CHECK(!j.tps.active && !j.tps.chain_of);
+	job_fini(&j);
+}
+
+/*
+ * The other stage's TP comm in the same run: rank 3 last in 15 of 20 of
+ * its rounds by 1.5 ms (the kernels' jitter), 22 ms in all against the
+ * 85 ms its DP comm waited: not what DP waits for
+ */
+static void test_jitter_is_not_a_root(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	j.dp_gap[1] = 85.0 * MS;
+	tp_rounds(&j, 5, 0, 1.5, 0);
+	tp_rounds(&j, 15, 1, 1.5, 0);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	CHECK(!j.tps.active);
+	job_fini(&j);
+}
+
+/* the straggler in TP came straight from the world's op: not its own lateness */
+static void test_held_there_too(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	tp_rounds(&j, 12, 0, 19, W);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+}
+
+/*
+ * DP's straggler (global 2) waited in TP for its peer (global 3, whose GPU
+ * is slow): the peer is the root (test_slow_scenarios ptgpuslow's shape)
+ */
+static void test_peer_in_holder(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	tp_rounds(&j, 12, 1, 19, 0);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 1);
+	if (j.s.nv == 1) {
+		CHECK_INT(j.s.v[0].cul[0].rank, 1);
+		CHECK_INT(j.s.v[0].cul[0].pid, 103);
+	}
+	job_fini(&j);
+}
+
+/* no arrivals in TP during DP's sample (its processes not hooked), or old ones */
+static void test_no_evidence(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	/* 12 rounds that ended before DP's sample began */
+	tp_rounds(&j, 12, 0, 19, 0);
+	j.dps.samp_t0 = j.t + MS;
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	/* ... or more than 2 s ago */
+	j.dps.samp_t0 = 0;
+	an_clock(j.s.an, j.s.host_id[0], j.t + 2500 * MS);
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+}
+
+/* a class other than S1, or an update: the chain does not run */
+static void test_only_new_s1(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	tp_rounds(&j, 12, 0, 19, 0);
+	dp_cascade(&j, &v);
+	v.cls = AN_S2;
+	slow_hold_chain(j.s.an, &v, TP);
+	v.cls = AN_S1;
+	v.kind = AN_V_UPDATE;
+	slow_hold_chain(j.s.an, &v, TP);
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+}
+
+int main(void)
+{
+	test_root_found();
+	test_jitter_is_not_a_root();
+	test_held_there_too();
+	test_peer_in_holder();
+	test_no_evidence();
+	test_only_new_s1();
+	return check_finish("test_an_chain");
+}
