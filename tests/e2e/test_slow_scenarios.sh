@@ -83,7 +83,7 @@ scenario both 330 "--gpu-compute" "--class S3 --culprits 2,3 --onset-fault 3" \
 # are unknown, arrivals come from a sample
 scenario ptcompute 330 "--pattern pytorch --slow 2:200:3:60" \
 	"--class S1 --culprits 2 --onset 200 --until 260"
-scenario ptgpuslow 400 "--pattern pytorch --gpu-compute" \
+scenario ptgpuslow 300 "--pattern pytorch --gpu-compute" \
 	"--class S1 --culprits 5 --onset-fault 5 --cpu-ahead 1" \
 	"gpuslow rank=5 after_ms=8000 factor=3 for_ms=3000" 3000
 scenario ptnetslow 400 "--pattern pytorch" "--class S2 --culprits 3 --onset-fault 3 --cpu-ahead 1" \

@@ -18,7 +18,8 @@
 #   else the bundle's launcher (make gpu-bundle), else build/bin/ccld-trace.
 #   PYTHON (python3), CCLD_GPU_DEVICE (0), CCLD_GPU_STALL (4 s),
 #   CCLD_GPU_MAX_OVERHEAD (1: percent), CCLD_GPU_WORKLOAD_ARGS (more
-#   workload.py options, e.g. "--compute-ms 20").
+#   workload.py options, e.g. "--compute-ms 20"), CCLD_GPU_HEALTHY_S (20:
+#   the healthy run's traced window, s).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -26,6 +27,7 @@ PY=${PYTHON:-python3}
 DEV=${CCLD_GPU_DEVICE:-0}
 STALL=${CCLD_GPU_STALL:-4}
 MAX_OVERHEAD=${CCLD_GPU_MAX_OVERHEAD:-1}
+HEALTHY_S=${CCLD_GPU_HEALTHY_S:-20}
 read -ra WL_ARGS <<<"${CCLD_GPU_WORKLOAD_ARGS:-}"
 ATTACH_STEP=50
 OUTDIR=${OUT:-$PWD/ccld-gpu-results}
@@ -198,7 +200,7 @@ run_scenario() {
 	echo "attached_rt_ns=$(rt_ns)" >>"$d/tracer.env"
 	case $name in
 	healthy)
-		sleep 20
+		sleep "$HEALTHY_S"
 		echo "tracer_cpu_s=$(tracer_cpu_s)" >>"$d/tracer.env"
 		echo "detached_rt_ns=$(rt_ns)" >>"$d/tracer.env"
 		stop_tracer "$d"
