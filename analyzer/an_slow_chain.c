@@ -117,18 +117,6 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
 	return best;
 }
 
-static void send(struct an *an, struct an_verdict *v)
-{
-	if (v->kind == AN_V_RECOVERED) {
-		an->stats.recoveries++;
-	} else {
-		an_hw_note(an, v);
-		an->stats.verdicts++;
-	}
-	if (an->sink.verdict)
-		an->sink.verdict(an->sink.ctx, v);
-}
-
 /* the oldest recent note of H with rank K last: where its evidence begins */
 static const struct arr_note *first_last(const struct an *an, const struct an_slow *s,
 					 int32_t k)
@@ -222,7 +210,7 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 	h->slow->chain_host = v->clock_host;
 	h->slow_cascade = false;
 	h->slow_seq = v->seq;
-	send(an, v);
+	slow_send_verdict(an, v);
 	free(v);
 }
 
@@ -310,7 +298,7 @@ void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint3
 		an_text(v, "comm %016" PRIx64 " is back: comm %016" PRIx64 ", slower because"
 			" of its straggler, is back to its baseline", o->hash, c->hash);
 		an_val_s(v, "detector", "hold chain");
-		send(an, v);
+		slow_send_verdict(an, v);
 		free(v);
 	}
 }

@@ -233,6 +233,8 @@ void slow_deferred_sample(struct an *an, struct an_comm *c, uint64_t now);
 
 /* an_slow_nohist.c */
 bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks);
+/* a slow verdict or recovery out (counted; a recovery ends those it opened) */
+void slow_send_verdict(struct an *an, struct an_verdict *v);
 void slow_nohist_free(struct an_slow *s);
 /* the rank of C whose process is rank ORANK of comm O, else -1 */
 int32_t member_of(const struct an *an, const struct an_comm *c,

@@ -257,7 +257,7 @@ static struct an_verdict *nohist_verdict(struct an *an, struct an_comm *c,
 	return v;
 }
 
-static void send_verdict(struct an *an, struct an_verdict *v)
+void slow_send_verdict(struct an *an, struct an_verdict *v)
 {
 	if (v->kind == AN_V_RECOVERED) {
 		an->stats.recoveries++;
@@ -401,7 +401,7 @@ static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round 
 	an_val_f(v, "interval_ms", p->interval_ns / 1e6);
 	an_val_f(v, "lost_s", p->lost_ns / 1e9);
 	an_val_i(v, "nranks", c->nranks);
-	send_verdict(an, v);
+	slow_send_verdict(an, v);
 }
 
 /* the rounds kept until their processes were judged, now that they are */
@@ -579,7 +579,7 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	s->rise_wait = false;
 	s->rise_said = true;
 	s->rise_rank = rank;
-	send_verdict(an, v);
+	slow_send_verdict(an, v);
 }
 
 static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_round *rd)
@@ -597,7 +597,7 @@ static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_r
 	an_val_s(v, "detector", "network part");
 	an_val_f(v, "net_part_ms", s->rres.level_ns / 1e6);
 	s->rise_said = false;
-	send_verdict(an, v);
+	slow_send_verdict(an, v);
 }
 
 void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
@@ -706,7 +706,7 @@ static void unsaid_round(struct an *an, struct an_comm *c, const struct slow_rou
 	an_val_f(v, "lost_s", res->lost_ns / 1e9);
 	an_val_i(v, "slow_iters", res->slow_iters);
 	an_val_i(v, "nranks", c->nranks);
-	send_verdict(an, v);
+	slow_send_verdict(an, v);
 }
 
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
