@@ -46,12 +46,38 @@ static void thread_words(const struct an_thread *t, char *buf, size_t n)
 		snprintf(buf + k, n - (size_t)k, " [%s]", t->wchan);
 }
 
+static const char *cuda_sync_name(uint8_t fn)
+{
+	return fn == CCLD_FN_CUDA_EVENT_SYNC ? "cudaEventSynchronize" :
+	       fn == CCLD_FN_CUDA_STREAM_SYNC ? "cudaStreamSynchronize" : NULL;
+}
+
+/*
+ * ", inside cudaStreamSynchronize(): its CPU waits for its GPU[, which is
+ * in comm X's op]" where P's main thread is in a CUDA synchronize (its
+ * futex is the GPU's, not a lock's), else ""
+ */
+static void cuda_words(const struct an_proc *p, char *buf, size_t n)
+{
+	const char *fn = cuda_sync_name(p->main_thread.cuda_sync);
+	int k;
+
+	buf[0] = '\0';
+	if (!fn)
+		return;
+	k = snprintf(buf, n, ", inside %s()%s: its CPU waits for its GPU", fn,
+		     p->main_thread.cuda_stack ? " (found on its stack)" : "");
+	if (k >= 0 && (size_t)k < n && p->gpu_known && p->gpu_comm)
+		snprintf(buf + k, n - (size_t)k, ", which is in comm %016" PRIx64 "'s op",
+			 p->gpu_comm->hash);
+}
+
 /* the process's state, with its main thread as /proc last showed it */
 const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 			   char *buf, size_t n)
 {
 	const struct an_proc *p = an_proc_of(an, r);
-	char tw[176], held[32] = "";
+	char tw[176], held[32] = "", cuda[112];
 	uint64_t held_ns;
 
 	if (p && p->state == AN_PROC_EXITED) {
@@ -71,7 +97,8 @@ const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 	held_ns = age(an, p->host, p->main_since);
 	if (p->main_thread.syscall >= 0 && held_ns >= 1000000000ull)
 		snprintf(held, sizeof(held), " for %.0f s or more", (double)held_ns / 1e9);
-	snprintf(buf, n, "process running; its main thread is %s%s%s", tw, held,
+	cuda_words(p, cuda, sizeof(cuda));
+	snprintf(buf, n, "process running; its main thread is %s%s%s%s", tw, held, cuda,
 		 p->nthreads_d > (p->main_thread.state == 'D') ? ", another in I/O (D)" : "");
 	return buf;
 }
@@ -98,6 +125,8 @@ void loc_thread_vals(const struct an *an, const struct an_rank *r, struct an_sta
 		an_val_s(st, "main_wchan", p->main_thread.wchan);
 	if (p->main_thread.path[0])
 		an_val_s(st, "main_fd_path", p->main_thread.path);
+	if (cuda_sync_name(p->main_thread.cuda_sync))
+		an_val_s(st, "main_cuda_sync", cuda_sync_name(p->main_thread.cuda_sync));
 	now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
 	if (p->main_thread.syscall >= 0 && now >= p->main_since)
 		an_val_f(st, "main_for_s", (double)(now - p->main_since) / 1e9);
@@ -301,7 +330,7 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 	st->t4_remote = false;
 	st->t4_rank = st->cul[0];
 	st->t4_peer = -1;
-	an_text(st, "; its CPU waits for its GPU: inside cuda%s() for %.1f s%s, with no NCCL"
+	an_text(st, "; it has waited in cuda%s() for %.1f s%s, with no NCCL"
 		" op pending on the GPU: the GPU is stuck in work queued before the call"
 		" (GPU not ready)",
 		p->main_thread.cuda_sync == CCLD_FN_CUDA_EVENT_SYNC ? "EventSynchronize" :

@@ -107,7 +107,7 @@ static void locate_coll_unaligned(struct an *an, struct an_comm *c,
 				  struct an_status *st)
 {
 	const struct an_rank *w = NULL;
-	char buf[256];
+	char buf[384];
 	int32_t i;
 
 	for (i = 0; i < c->nranks; i++) {
@@ -165,7 +165,7 @@ void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 	uint32_t nlive = 0, down = 0;
 	const struct an_sig *ref = NULL;
 	const struct an_progress *args;
-	char buf[256];
+	char buf[384];
 	int32_t i;
 
 	if (coll_seq_from_attach(c)) {

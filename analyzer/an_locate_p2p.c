@@ -161,7 +161,7 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 	const struct an_rank *w = &c->r[wr], *pr = &c->r[cr];
 	const struct an_p2p *q = an_p2p_find(pr, wr);
 	int od = 1 - wd;
-	char buf[256];
+	char buf[384];
 
 	if (proc_down(an, pr) ||
 	    (pr->tierb && (!q || (q->ndone[od] >= q->n[od] && q->nret[od] >= q->n[od])))) {
@@ -257,7 +257,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	int64_t wseq = 0;
 	bool aligned = true;
 	uint32_t j;
-	char buf[256];
+	char buf[384];
 
 	/*
 	 * An op its peer never posted (pass 0) names a culprit outright; any

@@ -275,7 +275,7 @@ static void feed(struct an *an, struct an_comm *c)
 		note_waits(s, rd, c->nranks);
 		slow_note_arrivals(c, rd);
 		if (c->sampling)
-			slow_sampled_round(c, rd);
+			slow_sampled_round(c, rd, in.iter);
 		perturbed = (an->sink.suspect && comm_hooked(an, c, rd->host, rd->t_end)) ||
 			    (rd->host < an->nhosts &&
 			     rd->t_end < an->hosts[rd->host].perturbed_until);

@@ -43,6 +43,22 @@ void slow_add_culprit(const struct an *an, const struct an_comm *c, struct an_ve
 	v->ncul_total = v->ncul;
 }
 
+void slow_verdict_frame(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+			enum an_vkind kind, enum an_class cls, int64_t seq, int fn,
+			uint32_t host, uint64_t detected_ns, int32_t rank)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->cls = cls;
+	v->role = AN_ROOT;
+	v->comm = c->hash;
+	v->seq = seq;
+	v->fn = fn;
+	v->clock_host = host;
+	v->detected_ns = detected_ns;
+	slow_add_culprit(an, c, v, rank);
+}
+
 /*
  * V is a cascade of ROOT (an open incident naming the same process) or, else,
  * of comm HELD (0 none: its GPU was busy in that comm's op, which ended

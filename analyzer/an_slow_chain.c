@@ -50,8 +50,7 @@ void slow_note_arrivals(struct an_comm *c, const struct slow_round *rd)
 	n->t_end = rd->t_end;
 	n->last = last;
 	n->gap = gap;
-	/* as in a sample: straight from the other comm's op, under half its lead */
-	n->holder = rd->hold[last] && rd->after_hold[last] < gap / 2 ? rd->hold[last] : 0;
+	n->holder = slow_late_from(rd, last, gap);
 }
 
 /* the note I of H's kept ones, oldest first */
@@ -173,17 +172,11 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 			h->hash);
 		return;
 	}
-	v->kind = AN_V_NEW;
-	v->cls = AN_S1;
-	v->role = AN_ROOT;
-	v->comm = h->hash;
-	v->seq = seq >= 0 ? seq : nw->seq;
-	v->fn = nw->fn;		/* the op of its rounds that showed it */
-	v->clock_host = nw->host;
-	v->detected_ns = now > nw->t_end ? now : nw->t_end;
+	/* the op of its rounds that showed it */
+	slow_verdict_frame(an, h, v, AN_V_NEW, AN_S1, seq >= 0 ? seq : nw->seq, nw->fn, nw->host,
+			   now > nw->t_end ? now : nw->t_end, hk);
 	/* C's onset where it is on the same clock: the slowdown began then */
 	v->onset_ns = cv->clock_host == nw->host && cv->onset_ns ? cv->onset_ns : nw->t_end;
-	slow_add_culprit(an, h, v, hk);
 	an_text(v, "comm %016" PRIx64 " has a straggler: rank %d's GPU reaches its ops"
 		" last in %u of %u rounds whose every arrival step hooks showed,"
 		" %.1f ms after the others (mean; %.0f%% of their wait), coming from its"
@@ -286,15 +279,10 @@ void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint3
 				PRIx64 "\n", o->hash);
 			continue;
 		}
-		v->kind = AN_V_RECOVERED;
-		v->cls = o->slow->cls;
-		v->role = AN_ROOT;
-		v->comm = o->hash;
-		v->seq = o->slow->next > 0 ? o->slow->next - 1 : o->slow_seq;
-		v->clock_host = host;
-		v->detected_ns = now;
+		slow_verdict_frame(an, o, v, AN_V_RECOVERED, o->slow->cls,
+				   o->slow->next > 0 ? o->slow->next - 1 : o->slow_seq, 0, host,
+				   now, o->slow->root_cul);
 		v->onset_ns = o->slow->chain_host == host ? o->slow->chain_onset : 0;
-		slow_add_culprit(an, o, v, o->slow->root_cul);
 		an_text(v, "comm %016" PRIx64 " is back: comm %016" PRIx64 ", slower because"
 			" of its straggler, is back to its baseline", o->hash, c->hash);
 		an_val_s(v, "detector", "hold chain");

@@ -110,6 +110,15 @@ struct an_slow {
 	uint32_t gh_next;	/* the slot a new signature replaces */
 	/* sampled arrivals: rounds whose every start the step hooks showed */
 	uint32_t samp_rounds;	/* rounds completed while sampled */
+	/*
+	 * ... the iterations among them CCL-D could judge (no end shared with
+	 * another comm's op), and those with a round slow by the starts
+	 * known without hooks: none slow, the slowdown was over
+	 */
+	uint32_t samp_iters;
+	uint32_t samp_slow_iters;
+	int64_t samp_iter;	/* the latest of them, -1 */
+	bool samp_iter_slow;	/* ... one of its rounds was slow */
 	uint32_t arr_rounds;
 	uint32_t *arr_last;	/* [nranks] rounds in which the rank arrived last */
 	double *arr_gap;	/* [nranks] ... the others' wait for it, summed */
@@ -239,8 +248,30 @@ void slow_nohist_free(struct an_slow *s);
 /* the rank of C whose process is rank ORANK of comm O, else -1 */
 int32_t member_of(const struct an *an, const struct an_comm *c,
 		  const struct an_comm *o, int32_t orank);
-/* a round of C while step hooks sample it: who arrived last */
-void slow_sampled_round(struct an_comm *c, const struct slow_round *rd);
+/*
+ * V cleared and framed: a root verdict of KIND and CLS on C's round SEQ
+ * (op FN), detected at DETECTED_NS on HOST's clock, naming RANK (-1 none)
+ */
+void slow_verdict_frame(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+			enum an_vkind kind, enum an_class cls, int64_t seq, int fn,
+			uint32_t host, uint64_t detected_ns, int32_t rank);
+/*
+ * In round RD, whose last arriver LAST came GAP ns after the others: the
+ * comm whose op its GPU came straight from (that op made it late, not its
+ * own work), else 0
+ */
+uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap);
+/*
+ * A round of C (of iteration ITER, -1 unknown) while step hooks sample it:
+ * who arrived last, and whether it was still slow
+ */
+void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t iter);
+/*
+ * C's sample saw MIN_ITERS iterations or more and no slow round in them
+ * (CCL-D, judging them, would have ended the incident): the slowdown was
+ * over before the sample, whose arrivals then say nothing about its cause
+ */
+bool slow_sample_over(const struct an_slow *s, uint32_t min_iters);
 /*
  * The rounds of C's step sample whose starts were all seen: the last
  * arriver the others waited for (-1: none caused ARR_SHARE of their wait),

@@ -107,27 +107,50 @@ int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, 
 	return isfinite(*gap) ? last : -1;
 }
 
-void slow_sampled_round(struct an_comm *c, const struct slow_round *rd)
+uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap)
 {
-	struct an_slow *s = c->slow;
-	int32_t last;
-	double gap;
-
-	s->samp_rounds++;
-	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
-		return;
-	s->arr_rounds++;
-	s->arr_last[last]++;
-	s->arr_gap[last] += gap;
 	/*
 	 * Its GPU came straight from an op of another comm (less than half
 	 * its lead after that op ended): that op made it late, not its own
 	 * work.
 	 */
-	if (rd->hold[last] && rd->after_hold[last] < gap / 2) {
-		s->arr_held[last]++;
-		s->arr_holder[last] = rd->hold[last];
+	return rd->hold[last] && rd->after_hold[last] < gap / 2 ? rd->hold[last] : 0;
+}
+
+void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t iter)
+{
+	struct an_slow *s = c->slow;
+	uint64_t held;
+	int32_t last;
+	double gap;
+
+	s->samp_rounds++;
+	if (!rd->nshared) {
+		if (iter < 0 || iter != s->samp_iter) {
+			s->samp_iters++;
+			s->samp_iter = iter;
+			s->samp_iter_slow = false;
+		}
+		/* as CCL-D judges a round without hooks: by the starts they did not give */
+		if (!s->samp_iter_slow && sl_det_is_slow(s->det, rd->sig, rd->dur_bound)) {
+			s->samp_slow_iters++;
+			s->samp_iter_slow = true;
+		}
 	}
+	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
+		return;
+	s->arr_rounds++;
+	s->arr_last[last]++;
+	s->arr_gap[last] += gap;
+	if ((held = slow_late_from(rd, last, gap))) {
+		s->arr_held[last]++;
+		s->arr_holder[last] = held;
+	}
+}
+
+bool slow_sample_over(const struct an_slow *s, uint32_t min_iters)
+{
+	return s->samp_iters >= min_iters && !s->samp_slow_iters;
 }
 
 int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
@@ -229,16 +252,8 @@ static struct an_verdict *nohist_verdict(struct an *an, struct an_comm *c,
 {
 	struct an_verdict *v = &an->tmp;
 
-	memset(v, 0, sizeof(*v));
-	v->kind = recovered ? AN_V_RECOVERED : AN_V_NEW;
-	v->cls = cls;
-	v->comm = c->hash;
-	v->seq = rd->seq;
-	v->fn = rd->fn;
-	v->clock_host = rd->host;
-	v->detected_ns = now;
-	v->role = AN_ROOT;
-	slow_add_culprit(an, c, v, rank);
+	slow_verdict_frame(an, c, v, recovered ? AN_V_RECOVERED : AN_V_NEW, cls, rd->seq, rd->fn,
+			   rd->host, now, rank);
 	*root = recovered ? NULL : slow_root_of(an, c, rank);
 	if (recovered)
 		held = 0;

@@ -345,38 +345,24 @@ bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now)
  */
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 {
-	uint32_t *local, *own, i;
 	bool tierc = false, ok = true;
+	uint32_t *local;
 	int32_t k;
 
 	if (c->sampling || now < c->slow->samp_next || slow_sample_waits(an, c, now))
 		return false;
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
-	if (!tierc)
+	if (!tierc || !small_on_hosts(an, c) || !(local = hooked_per_host(an, c)))
 		return false;
-	local = calloc(an->nhosts ? an->nhosts : 1, sizeof(*local));
-	own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
-	if (!local || !own) {
-		free(local);
-		free(own);
-		return false;
-	}
-	/* processes hooked already, and C's that are not */
-	for (i = 0; i < an->nprocs; i++)
-		if (an->procs[i].hooked && an->procs[i].host < an->nhosts)
-			local[an->procs[i].host]++;
+	/* only the hosts where C adds a process to those hooked already */
 	for (k = 0; k < c->nranks && ok; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
-		if (!p || p->host >= an->nhosts)
-			continue;
-		ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
-		if (!p->hooked)
-			ok = ok && ++local[p->host] <= SAMPLE_MAX_HOOKED;
+		if (p && p->host < an->nhosts && !p->hooked)
+			ok = local[p->host] <= SAMPLE_MAX_HOOKED;
 	}
 	free(local);
-	free(own);
 	return ok;
 }
 
@@ -415,6 +401,9 @@ static void sample_go(struct an *an, struct an_comm *c)
 	s->samp_defer = false;
 	s->defer_t0 = 0;
 	s->arr_rounds = s->samp_rounds = 0;
+	s->samp_iters = s->samp_slow_iters = 0;
+	s->samp_iter = -1;
+	s->samp_iter_slow = false;
 	s->arr_rank = -1;
 	for (k = 0; k < c->nranks; k++) {
 		s->arr_last[k] = s->arr_held[k] = 0;
@@ -470,6 +459,18 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	s->pend.host = s->samp_host;
 	if (s->pend_ev & PEND_RISE) {
 		slow_rise_sampled(an, c, now);
+	} else if (s->pend_ev && slow_sample_over(s, an->cfg.slow_min_iters)) {
+		/*
+		 * CCL-D's onset, and not one of the sample's rounds was slow
+		 * (a hiccup of a few rounds, a slowdown that ended): who was
+		 * last or slowest in normal rounds is jitter, not its cause.
+		 * Nothing is said; the incident's end then says nothing either.
+		 */
+		s->ccld_unsaid = true;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " sample: none of its %u"
+				" iterations was slow: the slowdown was over, no verdict\n",
+				c->hash, s->samp_iters);
 	} else if (s->pend_ev & PEND_ARRIVE) {
 		const struct sl_result *res = sl_det_result(s->det);
 		double a, b;

@@ -394,7 +394,9 @@ static void test_many_idle_comms(void)
  * calls seq 10, and no NCCL op is pending on its GPU.  Not a CPU hang: H3,
  * GPU not ready, naming it; also where the synchronize was found on the
  * thread's stack (entered before the attach: a bound on the wait).  The
- * same without the synchronize stays H1.
+ * same without the synchronize stays H1; with a synchronize entered just
+ * before the verdict (shorter than the suspicion time) too, but its words
+ * name the synchronize, not only the futex it sleeps in.
  */
 static void test_gpu_stuck_outside(void)
 {
@@ -404,23 +406,31 @@ static void test_gpu_stuck_outside(void)
 	const struct an_verdict *v;
 	int r, with;
 
-	/* with 2: entered before the attach, found on its stack */
-	for (with = 0; with < 3; with++) {
+	/* with 2: entered before the attach, found on its stack; 3: just now */
+	for (with = 0; with < 4; with++) {
 		sim_init(&s, 10, 300);
 		sim_comm(&s, TP, 4, NULL);
 		warmup(&s, TP, 10);
+		for (r = 0; r < 3; r++)
+			sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		if (with == 3)
+			sim_tick(&s, 9.8);
 		t.cuda_sync = with ? CCLD_FN_CUDA_STREAM_SYNC : 0;
 		t.cuda_since = s.now[0];
 		t.cuda_stack = with == 2;
 		an_thread_state(s.an, s.host_id[0], 103, &t, s.now[0]);
-		for (r = 0; r < 3; r++)
-			sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-		sim_tick(&s, 10.5);
+		sim_tick(&s, with == 3 ? 0.7 : 10.5);
 		v = sim_find_v(&s, TP, AN_V_NEW);
 		CHECK(v && v->role == AN_ROOT && !strcmp(sim_culprits(v), "3"));
-		if (with) {
+		if (with == 3) {
+			CHECK(v && v->cls == AN_H1);
+			CHECK(v && strstr(v->text, "sleeping in futex() [futex_wait_queue], inside"
+					  " cudaStreamSynchronize(): its CPU waits for its GPU"));
+			CHECK(v && sim_val_s(v, "main_cuda_sync") &&
+			      !strcmp(sim_val_s(v, "main_cuda_sync"), "cudaStreamSynchronize"));
+		} else if (with) {
 			CHECK(v && v->cls == AN_H3 && v->t4 == AN_T4_GPU_NOT_READY);
-			CHECK(v && strstr(v->text, "inside cudaStreamSynchronize() for") != NULL);
+			CHECK(v && strstr(v->text, "waited in cudaStreamSynchronize() for") != NULL);
 			CHECK(v && sim_val(v, "cuda_wait_s") != NULL);
 			CHECK(v && (strstr(v->text, "or more (entered before the attach") != NULL) ==
 			      (with == 2));

@@ -7,6 +7,7 @@
  * slower; each DP comm does a reduce-scatter then an all-gather back to
  * back, after the pipeline send/recv with the other stage.
  */
+#include <math.h>
 #include "test_an_helpers.h"
 #include "an_int.h"
 #include "an_slow_int.h"
@@ -132,11 +133,100 @@ static void test_p2p_late(void)
 	sim_fini(&s);
 }
 
+/*
+ * test_slow_scenarios ptgpuslow's false root before its fault (a fresh-clone
+ * CI run, docs/numbers.md): rank 2's TP comm (CPUs queue ahead of the GPUs,
+ * rounds of 11 ms) had 3 rounds of 18-30 ms, CCL-D's onset with
+ * --slow-min-s 0; its step sample then saw rounds back to 11 ms, in which
+ * rank 2 arrived last in 7 of 12 by 2.2 ms: a quarter of the onset's
+ * 8 ms extra, and it was named.  Rounds SAMPLED_MS long (by the starts
+ * known without hooks), NITER iterations of one round each.
+ */
+static void hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_ms, int niter)
+{
+	static const uint32_t none[4];
+	static const double nogap[4];
+	double dur[4], bound[4], after[4];
+	uint64_t hold[4] = { 0 };
+	struct slow_round rd;
+	struct sl_config cfg;
+	struct sl_round in;
+	int i, k, ev = 0;
+
+	arrivals(c, s, 0, none, nogap);
+	sl_config_default(&cfg);
+	cfg.min_ns = 0;				/* --slow-min-s 0 */
+	s->det = sl_det_new(&cfg, 4);
+	CHECK(s->det != NULL);
+	if (!s->det)
+		return;
+	in.dur_ns = dur;
+	in.rate = NULL;
+	in.sig = 7;
+	/* 100 rounds of 10.5-11.5 ms learn the baseline, 3 of 25 ms open it */
+	for (i = 0; i < 103; i++) {
+		for (k = 0; k < 4; k++)
+			dur[k] = (i < 100 ? 10.5 + (i + k) % 3 * 0.5 : 25.0 - k) * MS;
+		in.iter = i;
+		in.t_ns = (uint64_t)(i + 1) * 30 * (uint64_t)MS;
+		ev |= sl_det_round(s->det, &in);
+	}
+	CHECK(ev & SL_EV_ONSET);
+	/* the sample: rank 2 last in 7 of 12 rounds by 2.2 ms, the others by 1 */
+	s->samp_iter = -1;
+	s->njudged = 64;			/* no start known: CPUs run ahead */
+	memset(&rd, 0, sizeof(rd));
+	rd.sig = 7;
+	rd.narr = 4;
+	rd.dur = dur;
+	rd.dur_bound = bound;
+	rd.hold = hold;
+	rd.after_hold = after;
+	for (i = 0; i < niter; i++) {
+		int last = i < 7 ? 2 : i % 2;
+
+		for (k = 0; k < 4; k++) {
+			dur[k] = (k == last ? 1.0 : (last == 2 ? 3.2 : 2.0)) * MS;
+			bound[k] = (sampled_ms - (k == last ? 0 : 0.2)) * MS;
+			after[k] = NAN;
+		}
+		slow_sampled_round(c, &rd, 103 + i);
+	}
+}
+
+static void test_sample_after_hiccup(void)
+{
+	struct an_comm c;
+	struct an_slow s;
+	int32_t rank;
+	double a, b;
+	uint64_t held;
+
+	/* rounds back to normal: the arrivals name rank 2, but the slowdown is over */
+	hiccup_sample(&c, &s, 11.0, 12);
+	CHECK_INT(s.samp_iters, 12);
+	CHECK_INT(s.samp_slow_iters, 0);
+	CHECK_INT(slow_sample_decide(&c, 8 * MS, &rank, &a, &b, &held), AN_S1);
+	CHECK_INT(rank, 2);
+	CHECK(slow_sample_over(&s, 3));
+	sl_det_free(s.det);
+	/* still slow in the sample: its arrivals speak */
+	hiccup_sample(&c, &s, 25.0, 12);
+	CHECK_INT(s.samp_slow_iters, 12);
+	CHECK(!slow_sample_over(&s, 3));
+	sl_det_free(s.det);
+	/* too few iterations to tell */
+	hiccup_sample(&c, &s, 11.0, 2);
+	CHECK(!slow_sample_over(&s, 3));
+	sl_det_free(s.det);
+}
+
 int main(void)
 {
 	test_back_to_back_ops();
 	test_one_hiccup();
 	test_no_straggler();
 	test_p2p_late();
+	test_sample_after_hiccup();
 	return check_finish("test_slow_arrival");
 }
