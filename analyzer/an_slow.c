@@ -150,6 +150,39 @@ static void note_waits(struct an_slow *s, const struct slow_round *rd, int32_t n
 		s->wait[k] = isfinite(tmin) ? rd->dur[k] - tmin : NAN;
 }
 
+/* round RD, judged with durations DUR: its S1 candidate and what held it */
+static void note_hold(struct an_slow *s, const struct slow_round *rd, const double *dur,
+		      int32_t nranks)
+{
+	struct round_hold *h = &s->rh[s->nrh++ % ROUND_HOLDS];
+	double lo = INFINITY;
+	int32_t k;
+
+	h->t_end = rd->t_end;
+	h->rank = -1;
+	h->holder = 0;
+	for (k = 0; k < nranks; k++)
+		if (dur[k] < lo) {
+			lo = dur[k];
+			h->rank = k;
+		}
+	if (h->rank >= 0)
+		h->holder = rd->hold[h->rank];
+}
+
+uint64_t slow_located_holder(const struct an_slow *s, uint64_t t_end, int32_t rank)
+{
+	uint32_t i, n = s->nrh < ROUND_HOLDS ? s->nrh : ROUND_HOLDS;
+
+	for (i = 0; i < n; i++) {
+		const struct round_hold *h = &s->rh[(s->nrh - 1 - i) % ROUND_HOLDS];
+
+		if (h->t_end == t_end && h->rank == rank)
+			return h->holder;
+	}
+	return s->holder[rank];		/* not kept: the latest round's */
+}
+
 static void clear_round(struct slow_round *rd, int32_t nranks)
 {
 	int32_t k;
@@ -352,6 +385,8 @@ static void feed(struct an *an, struct an_comm *c)
 		if (!rd->nshared && !hooked)
 			slow_note_round(s, rd, c->nranks);
 		learned = sl_det_base(s->det)->learned;
+		if (!rd->nshared)
+			note_hold(s, rd, in.dur_ns, c->nranks);
 		ev = rd->nshared ? 0 : sl_det_round(s->det, &in);
 		if (recovery_only)
 			ev &= SL_EV_RECOVERY;
@@ -483,8 +518,8 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		 * a bound, the GPU may have computed after it.
 		 */
 		rd->dur_bound[rank] = (double)(t_done - t0);
+		rd->hold[rank] = c->slow->holder[rank];
 		if (a->seq == sg->seq && a->t >= sg->t_enter && a->t <= t_done) {
-			rd->hold[rank] = c->slow->holder[rank];
 			rd->after_hold[rank] = a->t >= t0 ? (double)(a->t - t0) : 0;
 			t0 = a->t;
 			rd->narr++;

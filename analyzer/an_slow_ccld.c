@@ -284,7 +284,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			slow_arrival_culprit(c, &arr_share, &arr_lead, NULL);
 		/* with arrivals sampled: only where it came straight from that op */
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
-		       arrived ? c->slow->arr_held_by : c->slow->holder[s1_rank];
+		       arrived ? c->slow->arr_held_by :
+		       slow_located_holder(c->slow, res->t_ns, s1_rank);
 		if (held && arrived) {
 			const struct an_comm *h = an_comm_get(an, held, 0, false);
 
@@ -327,6 +328,10 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			an_text(v, "; rank %d has the lowest rate (%.0f B/s, median %.0f;"
 				" op-level: bytes over the op's time, step hooks"
 				" unavailable)", s2_rank, s2_rate, s2_med);
+		if (cls == SL_S2 && res->cls == SL_S1 && c->slow->arr_rank >= 0)
+			an_text(v, "; its link alone costs the round's whole extra (%.1f ms):"
+				" the uneven durations are its echo, not a late arrival",
+				(res->tmax_ns - res->tbase_ns) / 1e6);
 		if (tcp_rank >= 0)
 			an_text(v, "; rank %d is at one end of each of the %u connections"
 				" with TCP retransmits (%u): its link%s", tcp_rank, tcp_links,
@@ -403,22 +408,24 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 
 /*
  * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
- * (the culprit is the slow link), and for S1 where the rounds' starts are
+ * (the culprit is the slow link), for S1 where the rounds' starts are
  * unknown (the CPU runs ahead of its GPU: the sample shows who arrives
- * last).  An onset whose sample named nobody is tried again at the next
+ * last), and for S1 with P near its bound (P_S1_SAMPLE).  An onset whose sample named nobody is tried again at the next
  * update of the incident.
  */
 void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		     int64_t iter, int ev)
 {
 	struct an_slow *s = c->slow;
-	bool s1 = sl_det_result(s->det)->cls == SL_S1;
+	const struct sl_result *res = sl_det_result(s->det);
+	bool s1 = res->cls == SL_S1;
 	bool runahead = slow_runahead(s);
-	bool tierc = false;
+	bool tierc = false, border;
 	int32_t k;
 
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
+	border = s1 && tierc && res->p < P_S1_SAMPLE;
 	/* an incident of the other detectors is open here: it speaks */
 	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active || (s->active && s->chain_of)))
 		s->ccld_quiet = true;
@@ -447,7 +454,7 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	 * does not see: neither who arrived last nor P is known from them,
 	 * the sample decides both.
 	 */
-	if ((ev & SL_EV_ONSET) && (!s1 || (runahead && tierc))) {
+	if ((ev & SL_EV_ONSET) && (!s1 || (runahead && tierc) || border)) {
 		s->ccld_unsaid = false;
 		if (slow_can_sample(an, c, rd->t_end)) {
 			/* the verdict waits for the sample: its culprit is there */

@@ -66,6 +66,17 @@ struct sig_hist {
 	uint32_t pos;
 };
 
+/*
+ * A judged round's rank with the shortest duration (CCL-D's S1 candidate,
+ * had the round been located) and the comm whose op held its GPU then
+ */
+struct round_hold {
+	uint64_t t_end;
+	int32_t rank;
+	uint64_t holder;
+};
+#define ROUND_HOLDS	32
+
 struct an_slow {
 	struct sl_det *det;
 	struct sl_iter *iter;
@@ -80,6 +91,12 @@ struct an_slow {
 	double *dur_hooked;	/* [nranks] scratch: a hooked round's durations */
 	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
 				 * last (its latest round started after it), 0 */
+	/*
+	 * ... in the newest judged rounds, for their S1 candidates: a verdict
+	 * is about its located round, which later rounds' holders do not say
+	 */
+	struct round_hold rh[ROUND_HOLDS];
+	uint32_t nrh;
 	/* iterations while step hooks were on: not judged, not counted */
 	int64_t iter_skip;	/* iterations removed so far */
 	int64_t last_iter;	/* sl_iter index of the last judged round, -1 */
@@ -173,6 +190,15 @@ struct an_slow {
 	struct slow_round r[AN_HIST];
 };
 
+/*
+ * CCL-D's S1 with P under this (its bound, beta, is 0.6) waits for a step
+ * sample where one is possible: a slow link gives uneven durations too
+ * (who comes after it in the ring waits less), and a rank whose link alone
+ * costs the round's whole extra is the culprit (S2), not the rank with the
+ * shortest duration (random job 25: P 0.65, a link 6x slower, S1 named
+ * the rank two places after it)
+ */
+#define P_S1_SAMPLE	0.8
 #define SAMPLE_NS	500000000ull	/* step hooks on at least this long */
 #define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
 #define SAMPLE_STEPS	8		/* send steps timed per rank */
@@ -226,6 +252,13 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 /* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);
 bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med);
+/*
+ * C's step sample: the rank whose link is an outlier (*RANK, -1 none; its
+ * and the others' ms per send step in *LAT, *LAT_MED) and what that link
+ * added to each sampled round (ns: its excess per step times its steps per
+ * round), NaN where no link is
+ */
+double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, double *lat_med);
 double slow_link_excess(const struct an_comm *c, int32_t rank, double lat, double lat_med);
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med);
@@ -248,6 +281,11 @@ void slow_nohist_free(struct an_slow *s);
 /* the rank of C whose process is rank ORANK of comm O, else -1 */
 int32_t member_of(const struct an *an, const struct an_comm *c,
 		  const struct an_comm *o, int32_t orank);
+/*
+ * The comm whose op held RANK's GPU in C's round that ended at T_END (the
+ * located round: its holder then, not in a later round), else the latest
+ */
+uint64_t slow_located_holder(const struct an_slow *s, uint64_t t_end, int32_t rank);
 /*
  * V cleared and framed: a root verdict of KIND and CLS on C's round SEQ
  * (op FN), detected at DETECTED_NS on HOST's clock, naming RANK (-1 none)

@@ -205,27 +205,36 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
  * the ops last (S1: *a its share of the others' wait, *b its mean lead);
  * else 0.
  */
+double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, double *lat_med)
+{
+	const struct an_slow *s = c->slow;
+	double rate, med, z, steps;
+	int32_t k;
+
+	*rank = -1;
+	*lat = *lat_med = NAN;
+	if (s->have_srate)
+		slow_sampled_s2(c, rank, &rate, &med, &z, lat, lat_med);
+	if (*rank < 0 || !slow_link_outlier(c, *rank, *lat, *lat_med))
+		return NAN;
+	k = *rank;
+	steps = s->samp_rounds ?
+		((double)c->r[k].net_steps - s->net0[3 * k + 2]) / s->samp_rounds : 0;
+	return slow_link_excess(c, k, *lat, *lat_med) * steps;
+}
+
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
 {
 	const struct an_slow *s = c->slow;
-	double rate, med, z, lat = NAN, lat_med = NAN, steps = 0;
-	int32_t k;
+	double lat, lat_med, cost = slow_link_cost(c, rank, &lat, &lat_med);
 
-	*rank = -1;
-	if (s->have_srate)
-		slow_sampled_s2(c, rank, &rate, &med, &z, &lat, &lat_med);
-	if (*rank >= 0 && s->samp_rounds) {
-		k = *rank;
-		steps = ((double)c->r[k].net_steps - s->net0[3 * k + 2]) / s->samp_rounds;
-	}
-	if (*rank >= 0 && slow_link_outlier(c, *rank, lat, lat_med) &&
-	    (!(extra_ns > 0) ||
-	     slow_link_excess(c, *rank, lat, lat_med) * steps >= 0.25 * extra_ns)) {
+	if (!isnan(cost) && (!(extra_ns > 0) || cost >= 0.25 * extra_ns)) {
 		*a = lat;
 		*b = lat_med;
 		return AN_S2;
 	}
+	*rank = -1;
 	/*
 	 * ... where the rounds' starts are unknown (else the rounds said who
 	 * arrives last already), and whose lead accounts for a quarter of the

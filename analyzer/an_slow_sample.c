@@ -490,7 +490,18 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		}
 		s->arr_rank = -1;
 	} else if (s->pend_ev) {
+		const struct sl_result *res = sl_det_result(s->det);
+		double lat, lat_med, cost;
+		int32_t rank;
+
+		/* an S1 with P near its bound: a slow link that costs the whole extra is it */
+		cost = res->cls == SL_S1 ? slow_link_cost(c, &rank, &lat, &lat_med) : NAN;
+		if (cost >= res->tmax_ns - res->tbase_ns) {
+			s->arr_rank = rank;
+			s->arr_cls = AN_S2;
+		}
 		slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev);
+		s->arr_rank = -1;
 	} else if (s->have_srate && sl_det_result(s->det)->active) {
 		/* after an S1 verdict: an update only if a link is slow too */
 		int32_t rank;

@@ -348,6 +348,129 @@ static void test_s3_needs_typical_step(bool hiccup)
 	sim_fini(&s);
 }
 
+/*
+ * Rank 1's link slower on every send step (LINK_MS against 1 ms): each
+ * round takes 15 ms more, and rank 3 calls 10 ms after the others (it
+ * came late from the step before, which the slow link delayed), so CCL-D's
+ * P is 10 / 15, just over its S1 bound (random job 25: P 0.65).  The
+ * verdict waits for the step sample: with a 4x slower link (3 ms more on
+ * each of 8 steps: 24 ms a round, the whole extra) the link is the culprit,
+ * S2 naming rank 1; with 2.5 ms (12 ms, under the extra) both causes
+ * stand, S3 naming ranks 3 and 1.
+ */
+static const struct an_verdict *first_new(const struct sim *s);
+
+static void test_s1_border_sampled(double link_ms)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	const uint64_t link[4] = { MS, (uint64_t)(link_ms * MS), MS, MS };
+	const uint64_t late[4] = { 0, 0, 0, 10 * MS };
+	const struct an_verdict *v;
+	uint64_t rng = 7, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 3; i++) {
+		proxy_round(&s, op++, link, false);
+		round_busy(&s, s.now[0] + MS, late, 15 * MS);
+	}
+	/* P under 0.8: no verdict before the sample */
+	CHECK_INT(s.nv, 0);
+	CHECK_INT(s.nsuspect_on, 1);
+	for (i = 0; i < 6; i++) {
+		proxy_round(&s, op++, link, true);
+		round_busy(&s, s.now[0] + MS, late, 15 * MS);
+	}
+	sim_tick(&s, 0.75);
+	CHECK_INT(s.nsuspect_off, 1);
+	v = first_new(&s);
+	CHECK(v != NULL);
+	if (!v)
+		goto out;
+	CHECK(sim_val(v, "p") && sim_val(v, "p")->f > 0.6 && sim_val(v, "p")->f < 0.8);
+	if (link_ms >= 4) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "its link alone costs the round's whole extra") != NULL);
+	} else {
+		CHECK_INT(v->cls, AN_S3);
+		CHECK_STR(sim_culprits(v), "3,1");
+	}
+out:
+	sim_fini(&s);
+}
+
+#define DH 0x00000000000000d1ull
+#define PH 0x00000000000000e1ull
+
+/*
+ * One step: comm PH's all-reduce (global ranks 1, 2) called at T and done
+ * P_MS later; comm DH's (global ranks 0, 1) called by rank 0 at T + D0_MS
+ * and rank 1 at T + D1_MS, done at T + DONE_MS.  Events in time order.
+ */
+static void held_step(struct sim *s, double p_ms, double d0_ms, double d1_ms, double done_ms)
+{
+	uint64_t t = s->now[0];
+	struct an_op p[2], d[2];
+	int r;
+
+	for (r = 0; r < 2; r++)
+		p[r] = sim_call(s, PH, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	if (p_ms < d0_ms)
+		for (r = 0; r < 2; r++)
+			an_op_complete(s->an, &p[r], t + (uint64_t)(p_ms * MS));
+	s->now[0] = t + (uint64_t)(d0_ms * MS);
+	d[0] = sim_call(s, DH, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	s->now[0] = t + (uint64_t)(d1_ms * MS);
+	d[1] = sim_call(s, DH, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	if (p_ms >= d0_ms)
+		for (r = 0; r < 2; r++)
+			an_op_complete(s->an, &p[r], t + (uint64_t)(p_ms * MS));
+	for (r = 0; r < 2; r++)
+		an_op_complete(s->an, &d[r], t + (uint64_t)(done_ms * MS));
+	s->now[0] = t + (uint64_t)((done_ms + 3) * MS);
+}
+
+/*
+ * The verdict is about its located round, and so is its cascade: in DH's
+ * slowest round (the located one) rank 1's GPU was held by its op in PH,
+ * which ended 39 ms late; in the two rounds after, rank 1 came 30 ms late
+ * by its own CPU, held by nothing.  Taking the holder of the latest round
+ * made DH a root naming rank 1 (test_intranode compute: rank 7 named on
+ * its DP comm, the located round's holder being its pipeline op).
+ */
+static void test_cascade_of_located_round(void)
+{
+	const int dg[2] = { 0, 1 }, pg[2] = { 1, 2 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, DH, 2, dg);
+	sim_comm(&s, PH, 2, pg);
+	for (i = 0; i < 110; i++)
+		held_step(&s, 2, 3, 3, 5);
+	CHECK_INT(s.nv, 0);
+	held_step(&s, 40, 1, 1, 42);
+	held_step(&s, 2, 3, 33, 35);
+	held_step(&s, 2, 3, 33, 35);
+	v = first_new(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK(v->comm == DH);
+		CHECK_INT(v->cls, AN_S1);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK_INT(v->role, AN_CASCADE);
+		CHECK(v->blocked_comm == PH);
+	}
+	sim_fini(&s);
+}
+
 /* the same, but no step record ever comes: after 5 s, a verdict without a rate */
 static void test_s2_no_steps(void)
 {
@@ -840,6 +963,9 @@ int main(void)
 	test_s1_onset_recovery();
 	test_s2_step_sample();
 	test_s2_no_steps();
+	test_s1_border_sampled(4);
+	test_cascade_of_located_round();
+	test_s1_border_sampled(2.5);
 	test_s3_needs_typical_step(true);
 	test_s3_needs_typical_step(false);
 	test_round_before_hooks();
