@@ -18,6 +18,10 @@ attach, outcome, latency in seconds, detail, commit.  The outcome:
                 the stall threshold + 2 s after the job stopped moving (its
                 last call, or the attach if later)
   false         a verdict on a job without a fault, or before the fault
+  no-effect     a slowdown with no root verdict, where the fault did not
+                slow the job: the culprit's calls per second 1-4 s after the
+                onset were 90% or more of those in the 3 s before it (a
+                fault that costs nothing is not a slowdown to diagnose)
   invalid       the fault never took effect (the harness's failure)
 
 Latency counts from the fault's onset, or from the attach when ccld came
@@ -72,6 +76,18 @@ def last_progress_ns(logdir):
     return last
 
 
+def pace(logdir, pid, onset):
+    """PID's calls per second in the 3 s before ONSET and 1-4 s after it
+    (None where its log has no calls in a window)."""
+    ts = [c["t_ns"] for c in load_jsonl(os.path.join(logdir, "calls.%d.jsonl" % pid))
+          if c.get("op") != "Fault" and "t_ns" in c]
+
+    def rate(lo, hi):
+        n = sum(1 for t in ts if lo <= t < hi)
+        return n / ((hi - lo) / 1e9) if n else None
+    return rate(onset - 3e9, onset), rate(onset + 1e9, onset + 4e9)
+
+
 def score(a):
     d = json.load(open(a.draw))
     pid_of = {}
@@ -104,6 +120,12 @@ def score(a):
         return d, fault, job, "false", "", "%s root %.1f s before the fault" % (
             v["class"], (on - v["detected_ns"]) / 1e9)
     if not roots:
+        if d["class"].startswith("S"):
+            before, after = pace(a.logdir, want, on)
+            if before and after and after >= 0.9 * before:
+                return d, fault, job, "no-effect", "", (
+                    "no root verdict; the job's pace did not change: %.0f calls/s"
+                    " before the fault, %.0f after" % (before, after))
         return d, fault, job, "silent", "", "no root verdict (%d cascades)" % len(verdicts)
     v = roots[0]
     lat = (v["detected_ns"] - ref) / 1e9
@@ -131,7 +153,7 @@ def pct(xs, q):
 
 def table(path):
     rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
-    outcomes = ["right", "undetermined", "wrong", "silent", "false", "invalid"]
+    outcomes = ["right", "undetermined", "wrong", "silent", "false", "no-effect", "invalid"]
     by = collections.defaultdict(lambda: collections.Counter())
     lat = collections.defaultdict(list)
     commits = sorted({r[8] for r in rows if len(r) > 8})
@@ -150,8 +172,11 @@ def table(path):
         c = by[cls]
         n = sum(c.values())
         ls = lat.get(cls, [])
-        print("| %s | %d | %s | %.0f | %s |" % (
-            cls, n, " | ".join(str(c[o]) for o in outcomes), 100.0 * c["right"] / n,
+        # a fault that did not take effect, or cost nothing, tests nothing
+        judged = n - c["no-effect"] - c["invalid"]
+        print("| %s | %d | %s | %s | %s |" % (
+            cls, n, " | ".join(str(c[o]) for o in outcomes),
+            "%.0f" % (100.0 * c["right"] / judged) if judged else "-",
             "%.2f / %.2f" % (pct(ls, 0.5), pct(ls, 0.9)) if ls else "-"))
 
 

@@ -188,6 +188,8 @@ static int random_job(int *argc, char ***argv)
 	nargv[k] = NULL;
 	if (dry) {
 		printf("%s\n", d.json);
+		if (d.net_us)
+			printf("CCLD_SIM_NET_US=%d ", d.net_us);
 		printf("%s%s%sccld-simjob", d.fault_env[0] ? "CCLD_SIM_FAULT='" : "", d.fault_env,
 		       d.fault_env[0] ? "' " : "");
 		for (i = 1; i < k; i++)
@@ -198,6 +200,15 @@ static int random_job(int *argc, char ***argv)
 	if (d.fault_env[0] && setenv("CCLD_SIM_FAULT", d.fault_env, 1)) {
 		fprintf(stderr, "ccld-simjob: setenv: %s\n", strerror(errno));
 		return -1;
+	}
+	if (d.net_us) {
+		char us[16];
+
+		snprintf(us, sizeof(us), "%d", d.net_us);
+		if (setenv("CCLD_SIM_NET_US", us, 1)) {
+			fprintf(stderr, "ccld-simjob: setenv: %s\n", strerror(errno));
+			return -1;
+		}
 	}
 	*argc = k;
 	*argv = nargv;

@@ -15,6 +15,7 @@ struct simjob_draw {
 	int argc;
 	char *argv[DRAW_MAX_ARGS];	/* options only, no program name */
 	char fault_env[160];		/* CCLD_SIM_FAULT, "" for none */
+	int net_us;			/* CCLD_SIM_NET_US, 0: the stand-in's */
 	char json[1024];		/* the whole draw, truth included */
 	char store[2048];		/* the argv strings */
 };
