@@ -312,6 +312,7 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 {
 	uint64_t min_ns = (uint64_t)(an_config_suspect_s(&an->cfg) * 1e9), w = 0;
 	const struct an_proc *p;
+	const char *sync;
 	uint32_t i;
 
 	if (!st->ncul)
@@ -325,16 +326,16 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 			w = wi;
 	}
 	p = an_proc_of(an, &c->r[st->cul[0]]);
+	sync = cuda_sync_name(p->main_thread.cuda_sync);
 	st->cls = AN_H3;
 	st->t4 = AN_T4_GPU_NOT_READY;
 	st->t4_remote = false;
 	st->t4_rank = st->cul[0];
 	st->t4_peer = -1;
-	an_text(st, "; it has waited in cuda%s() for %.1f s%s, with no NCCL"
+	an_text(st, "; it has waited in %s() for %.1f s%s, with no NCCL"
 		" op pending on the GPU: the GPU is stuck in work queued before the call"
 		" (GPU not ready)",
-		p->main_thread.cuda_sync == CCLD_FN_CUDA_EVENT_SYNC ? "EventSynchronize" :
-		"StreamSynchronize", (double)w / 1e9,
+		sync ? sync : "cudaStreamSynchronize", (double)w / 1e9,
 		p->main_thread.cuda_stack ? " or more (entered before the attach: found on"
 		" its main thread's stack)" : "");
 	an_val_s(st, "state", an_t4_name(AN_T4_GPU_NOT_READY));

@@ -197,14 +197,6 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 				 s->arr_held, s->arr_holder, share, gap_ns, held);
 }
 
-/*
- * What C's step sample explains of a slowdown that added EXTRA_NS to its
- * rounds: a rank whose send steps spend twice the others' time in the
- * network, where that accounts for a quarter of the extra at least (S2:
- * *a, *b its and the others' ms per step); else a rank whose GPU reaches
- * the ops last (S1: *a its share of the others' wait, *b its mean lead);
- * else 0.
- */
 double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, double *lat_med)
 {
 	const struct an_slow *s = c->slow;
@@ -223,6 +215,14 @@ double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, doubl
 	return slow_link_excess(c, k, *lat, *lat_med) * steps;
 }
 
+/*
+ * What C's step sample explains of a slowdown that added EXTRA_NS to its
+ * rounds: a rank whose send steps spend twice the others' time in the
+ * network, where that accounts for a quarter of the extra at least (S2:
+ * *a, *b its and the others' ms per step); else a rank whose GPU reaches
+ * the ops last (S1: *a its share of the others' wait, *b its mean lead);
+ * else 0.
+ */
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
 {

@@ -272,6 +272,20 @@ static void proxy_rounds(struct sim *s, uint64_t *rng, uint64_t *op, int n,
 }
 
 /*
+ * N rounds of W: tier C with each rank's send steps LAT[r] long (STEPS: with
+ * step records), rank r calling LATE[r] after the first, every GPU done
+ * BUSY after the last call
+ */
+static void proxy_busy_rounds(struct sim *s, uint64_t *op, int n, const uint64_t *lat,
+			      bool steps, const uint64_t *late, uint64_t busy)
+{
+	while (n--) {
+		proxy_round(s, (*op)++, lat, steps);
+		round_busy(s, s->now[0] + MS, late, busy);
+	}
+}
+
+/*
  * Rank 1's link is 4x slower: every rank's round takes 30 ms longer (all
  * arrive together, P small: S2).  The verdict waits for a step sample,
  * which names rank 1: 4 ms per step in the network against 1 ms.
@@ -290,10 +304,7 @@ static void test_s2_step_sample(void)
 	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
 	CHECK_INT(s.nv, 0);
 	/* network slow: the rounds end 30 ms later on every rank */
-	for (i = 0; i < 3; i++) {
-		proxy_round(&s, op++, slow, false);
-		round_busy(&s, s.now[0] + MS, zero, 40 * MS);
-	}
+	proxy_busy_rounds(&s, &op, 3, slow, false, zero, 40 * MS);
 	/* detected, but the verdict waits for the sample */
 	CHECK_INT(s.nv, 0);
 	CHECK_INT(s.nsuspect_on, 1);
@@ -368,23 +379,16 @@ static void test_s1_border_sampled(double link_ms)
 	const struct an_verdict *v;
 	uint64_t rng = 7, op = 1;
 	struct sim s;
-	int i;
 
 	sim_init(&s, 30, 300);
 	sim_comm(&s, W, 4, NULL);
 	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
 	CHECK_INT(s.nv, 0);
-	for (i = 0; i < 3; i++) {
-		proxy_round(&s, op++, link, false);
-		round_busy(&s, s.now[0] + MS, late, 15 * MS);
-	}
+	proxy_busy_rounds(&s, &op, 3, link, false, late, 15 * MS);
 	/* P under 0.8: no verdict before the sample */
 	CHECK_INT(s.nv, 0);
 	CHECK_INT(s.nsuspect_on, 1);
-	for (i = 0; i < 6; i++) {
-		proxy_round(&s, op++, link, true);
-		round_busy(&s, s.now[0] + MS, late, 15 * MS);
-	}
+	proxy_busy_rounds(&s, &op, 6, link, true, late, 15 * MS);
 	sim_tick(&s, 0.75);
 	CHECK_INT(s.nsuspect_off, 1);
 	v = first_new(&s);
@@ -477,15 +481,11 @@ static void test_s2_no_steps(void)
 	const uint64_t fast[4] = { MS, MS, MS, MS }, zero[4] = { 0, 0, 0, 0 };
 	uint64_t rng = 5, op = 1;
 	struct sim s;
-	int i;
 
 	sim_init(&s, 30, 300);
 	sim_comm(&s, W, 4, NULL);
 	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
-	for (i = 0; i < 3; i++) {
-		proxy_round(&s, op++, fast, false);
-		round_busy(&s, s.now[0] + MS, zero, 40 * MS);
-	}
+	proxy_busy_rounds(&s, &op, 3, fast, false, zero, 40 * MS);
 	CHECK_INT(s.nsuspect_on, 1);
 	sim_tick(&s, 4.5);
 	CHECK_INT(s.nv, 0);
