@@ -307,8 +307,12 @@ static void feed(struct an *an, struct an_comm *c)
 		in.iter = sl_iter_push(s->iter, rd->sig, rd->t_end, &iter_ns);
 		note_waits(s, rd, c->nranks);
 		slow_note_arrivals(c, rd);
-		if (c->sampling)
+		if (c->sampling) {
+			if (s->pend_ev && !(s->pend_ev & PEND_RISE) &&
+			    slow_sample_turned(s, rd, in.iter, an->cfg.slow_min_iters))
+				slow_sample_reanchor(an, c, rd, in.iter);
 			slow_sampled_round(c, rd, in.iter);
+		}
 		perturbed = (an->sink.suspect && comm_hooked(an, c, rd->host, rd->t_end)) ||
 			    (rd->host < an->nhosts &&
 			     rd->t_end < an->hosts[rd->host].perturbed_until);

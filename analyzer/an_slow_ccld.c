@@ -218,6 +218,10 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	uint64_t held;
 	/* the sampled arrivals' culprit's share of the wait and mean lead */
 	double arr_share = 0, arr_lead = NAN;
+	/* a sample that started afresh for a later slowdown (slow_sample_reanchor) */
+	bool anew = rd == &c->slow->pend && c->slow->pend_onset;
+	uint64_t onset_ns = anew ? c->slow->pend_onset : res->onset_ns;
+	int64_t onset_iter = anew ? iter : res->onset_iter + c->slow->iter_skip;
 
 	if (c->slow->have_srate)
 		slow_sampled_s2(c, &s2_rank, &s2_rate, &s2_med, &s2_z, &s2_lat, &lat_med);
@@ -259,7 +263,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	v->fn = rd->fn;
 	v->clock_host = rd->host;
 	v->detected_ns = rd->t_end;
-	v->onset_ns = res->onset_ns;
+	v->onset_ns = onset_ns;
 	v->role = AN_ROOT;
 	if (cls == SL_S2)
 		slow_add_culprit(an, c, v, net_rank);
@@ -298,8 +302,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		an_text(v, "comm %016" PRIx64 " is slower: round time %.1f ms against a"
 			" baseline of %.1f ms (R = %.2f > %.2f) since iteration %" PRId64
 			"; P = %.2f: %s (%s)", c->hash, res->tmax_ns / 1e6,
-			res->tbase_ns / 1e6, res->r, res->thr,
-			res->onset_iter + c->slow->iter_skip, res->p,
+			res->tbase_ns / 1e6, res->r, res->thr, onset_iter, res->p,
 			class_words(cls), an_class_name(v->cls));
 		if (cls != SL_S2 && arrived) {
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
@@ -362,7 +365,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	an_val_f(v, "r", res->r);
 	an_val_f(v, "thr", res->thr);
 	an_val_f(v, "p", res->p);
-	an_val_i(v, "onset_iter", res->onset_iter + c->slow->iter_skip);
+	an_val_i(v, "onset_iter", onset_iter);
 	an_val_i(v, "iter", res->iter + c->slow->iter_skip);
 	an_val_i(v, "at_iter", iter);	/* the iteration that gave this verdict */
 	an_val_i(v, "nranks", c->nranks);

@@ -113,6 +113,7 @@ struct an_slow {
 	uint64_t *pend_hcomm;
 	int64_t *pend_hseq;
 	int64_t pend_iter;
+	uint64_t pend_onset;	/* the slowdown's onset where not the detector's, 0 */
 	int pend_ev;
 	uint32_t samp_host;
 	uint64_t samp_t0;
@@ -310,6 +311,17 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
  * over before the sample, whose arrivals then say nothing about its cause
  */
 bool slow_sample_over(const struct an_slow *s, uint32_t min_iters);
+/*
+ * RD, a round of C's sample (of iteration ITER, -1 unknown), is the first
+ * slow one after MIN_ITERS clean iterations or more: the onset the sample
+ * began for was over, and a new slowdown begins here (the verdict is about
+ * this round, not the one that opened the incident)
+ */
+bool slow_sample_turned(const struct an_slow *s, const struct slow_round *rd, int64_t iter,
+			uint32_t min_iters);
+/* ... the sample starts afresh for RD: its round, holders, counters, clock */
+void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			  int64_t iter);
 /*
  * The rounds of C's step sample whose starts were all seen: the last
  * arriver the others waited for (-1: none caused ARR_SHARE of their wait),

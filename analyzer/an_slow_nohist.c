@@ -153,6 +153,16 @@ bool slow_sample_over(const struct an_slow *s, uint32_t min_iters)
 	return s->samp_iters >= min_iters && !s->samp_slow_iters;
 }
 
+bool slow_sample_turned(const struct an_slow *s, const struct slow_round *rd, int64_t iter,
+			uint32_t min_iters)
+{
+	/* the iteration of RD, counted clean already if it is the latest */
+	uint32_t clean = s->samp_iters - (iter >= 0 && iter == s->samp_iter ? 1 : 0);
+
+	return !rd->nshared && !s->samp_slow_iters && clean >= min_iters &&
+	       sl_det_is_slow(s->det, rd->sig, rd->dur_bound);
+}
+
 int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
 			  const double *gap, const uint32_t *heldn, const uint64_t *holder,
 			  double *share, double *gap_ns, uint64_t *held)

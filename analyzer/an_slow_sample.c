@@ -382,6 +382,7 @@ void slow_sample_for(struct an *an, struct an_comm *c, const struct slow_round *
 	}
 
 	s->pend.seq = rd->seq;
+	s->pend_onset = 0;
 	s->pend.fn = rd->fn;
 	s->pend.sig = rd->sig;
 	s->pend_iter = iter;
@@ -390,8 +391,8 @@ void slow_sample_for(struct an *an, struct an_comm *c, const struct slow_round *
 	s->pend.t_end = rd->t_end;
 }
 
-/* step hooks on for C's processes, counters from now */
-static void sample_go(struct an *an, struct an_comm *c)
+/* the sample's counters from now */
+static void sample_reset(struct an *an, struct an_comm *c)
 {
 	struct an_slow *s = c->slow;
 	int32_t k;
@@ -414,6 +415,14 @@ static void sample_go(struct an *an, struct an_comm *c)
 		s->net0[3 * k + 2] = (double)c->r[k].net_steps;
 		c->r[k].net_nest = 0;
 	}
+}
+
+/* step hooks on for C's processes, counters from now */
+static void sample_go(struct an *an, struct an_comm *c)
+{
+	struct an_slow *s = c->slow;
+
+	sample_reset(an, c);
 	choose_extras(an, c);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
@@ -427,6 +436,26 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
 {
 	slow_sample_for(an, c, rd, iter, ev);
 	sample_go(an, c);
+}
+
+void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			  int64_t iter)
+{
+	struct an_slow *s = c->slow;
+	int64_t was = s->pend.seq;
+
+	/*
+	 * The hooks stay on; what the sample saw before RD was the end of
+	 * another slowdown (a hiccup whose sample ran on into this one), so
+	 * its arrivals, steps and clock start again here.
+	 */
+	slow_sample_for(an, c, rd, iter, s->pend_ev);
+	s->pend_onset = rd->t_end;
+	sample_reset(an, c);
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: clean iterations after"
+			" the onset at seq %" PRId64 ", slow again at seq %" PRId64
+			": the sample is about this one\n", c->hash, was, rd->seq);
 }
 
 /* the sample is long enough (or timed out): rates, then the verdict */

@@ -142,8 +142,16 @@ static void test_p2p_late(void)
  * 8 ms extra, and it was named.  Rounds SAMPLED_MS long (by the starts
  * known without hooks), NITER iterations of one round each.
  */
-static void hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_ms, int niter)
+/*
+ * The sample of NITER iterations: rounds of SAMPLED_MS by the starts known
+ * without hooks, 25 ms from iteration SLOW_FROM on; returns the first the
+ * sample turned at (slow_sample_turned), -1
+ */
+static int hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_ms, int niter,
+			 int slow_from)
 {
+	int turned = -1;
+
 	static const uint32_t none[4];
 	static const double nogap[4];
 	double dur[4], bound[4], after[4];
@@ -159,7 +167,7 @@ static void hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_m
 	s->det = sl_det_new(&cfg, 4);
 	CHECK(s->det != NULL);
 	if (!s->det)
-		return;
+		return -1;
 	in.dur_ns = dur;
 	in.rate = NULL;
 	in.sig = 7;
@@ -187,11 +195,14 @@ static void hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_m
 
 		for (k = 0; k < 4; k++) {
 			dur[k] = (k == last ? 1.0 : (last == 2 ? 3.2 : 2.0)) * MS;
-			bound[k] = (sampled_ms - (k == last ? 0 : 0.2)) * MS;
+			bound[k] = ((i < slow_from ? sampled_ms : 25.0) - (k == last ? 0 : 0.2)) * MS;
 			after[k] = NAN;
 		}
+		if (turned < 0 && slow_sample_turned(s, &rd, 103 + i, 3))
+			turned = i;
 		slow_sampled_round(c, &rd, 103 + i);
 	}
+	return turned;
 }
 
 static void test_sample_after_hiccup(void)
@@ -203,7 +214,7 @@ static void test_sample_after_hiccup(void)
 	uint64_t held;
 
 	/* rounds back to normal: the arrivals name rank 2, but the slowdown is over */
-	hiccup_sample(&c, &s, 11.0, 12);
+	CHECK_INT(hiccup_sample(&c, &s, 11.0, 12, 12), -1);
 	CHECK_INT(s.samp_iters, 12);
 	CHECK_INT(s.samp_slow_iters, 0);
 	CHECK_INT(slow_sample_decide(&c, 8 * MS, &rank, &a, &b, &held), AN_S1);
@@ -211,13 +222,35 @@ static void test_sample_after_hiccup(void)
 	CHECK(slow_sample_over(&s, 3));
 	sl_det_free(s.det);
 	/* still slow in the sample: its arrivals speak */
-	hiccup_sample(&c, &s, 25.0, 12);
+	CHECK_INT(hiccup_sample(&c, &s, 25.0, 12, 12), -1);
 	CHECK_INT(s.samp_slow_iters, 12);
 	CHECK(!slow_sample_over(&s, 3));
 	sl_det_free(s.det);
 	/* too few iterations to tell */
-	hiccup_sample(&c, &s, 11.0, 2);
+	CHECK_INT(hiccup_sample(&c, &s, 11.0, 2, 2), -1);
 	CHECK(!slow_sample_over(&s, 3));
+	sl_det_free(s.det);
+}
+
+/*
+ * A sample that ran on into another slowdown (test_attach_midrun
+ * ptcompute's CI failure: a 3-iteration hiccup 0.38 s before the fault,
+ * whose sample found the fault): clean iterations, then slow ones
+ */
+static void test_sample_turns_slow(void)
+{
+	struct an_comm c;
+	struct an_slow s;
+
+	/* 8 clean iterations, slow from the 9th: the sample is about that one */
+	CHECK_INT(hiccup_sample(&c, &s, 11.0, 12, 8), 8);
+	sl_det_free(s.det);
+	/* 2 clean ones are not the end of the first slowdown (CCL-D needs 3) */
+	CHECK_INT(hiccup_sample(&c, &s, 11.0, 12, 2), -1);
+	CHECK_INT(s.samp_slow_iters, 10);
+	sl_det_free(s.det);
+	/* exactly 3: it was over */
+	CHECK_INT(hiccup_sample(&c, &s, 11.0, 12, 3), 3);
 	sl_det_free(s.det);
 }
 
@@ -228,5 +261,6 @@ int main(void)
 	test_no_straggler();
 	test_p2p_late();
 	test_sample_after_hiccup();
+	test_sample_turns_slow();
 	return check_finish("test_slow_arrival");
 }
