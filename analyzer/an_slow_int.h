@@ -371,6 +371,13 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 /* a judged round: the peer comparison and the network part */
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned);
+/*
+ * The rank of C's step sample whose GPU reaches the ops last (as
+ * slow_arrival_culprit), where its mean lead accounts for a quarter of
+ * EXTRA_NS at least, else -1
+ */
+int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *share,
+			      double *lead, uint64_t *held);
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held);
 /* a sample started for PEND_RISE ended: the verdict, or none */

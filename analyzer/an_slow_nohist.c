@@ -245,17 +245,19 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 		return AN_S2;
 	}
 	*rank = -1;
-	/*
-	 * ... where the rounds' starts are unknown (else the rounds said who
-	 * arrives last already), and whose lead accounts for a quarter of the
-	 * extra at least
-	 */
+	/* ... where the rounds' starts are unknown (else the rounds said who arrives last already) */
 	if (!slow_runahead(s))
 		return 0;
-	*rank = slow_arrival_culprit(c, a, b, held);
-	if (*rank >= 0 && extra_ns > 0 && !(*b >= 0.25 * extra_ns))
-		*rank = -1;
+	*rank = slow_arrival_explains(c, extra_ns, a, b, held);
 	return *rank >= 0 ? AN_S1 : 0;
+}
+
+int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *share,
+			      double *lead, uint64_t *held)
+{
+	int32_t rank = slow_arrival_culprit(c, share, lead, held);
+
+	return rank >= 0 && extra_ns > 0 && !(*lead >= 0.25 * extra_ns) ? -1 : rank;
 }
 
 /* the verdict's common part: comm, round, culprit, cascade of an open incident */

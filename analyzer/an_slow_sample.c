@@ -520,14 +520,27 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		s->arr_rank = -1;
 	} else if (s->pend_ev) {
 		const struct sl_result *res = sl_det_result(s->det);
-		double lat, lat_med, cost;
+		double extra = res->tmax_ns - res->tbase_ns, lat, lat_med, cost, share, lead;
 		int32_t rank;
 
-		/* an S1 with P near its bound: a slow link that costs the whole extra is it */
-		cost = res->cls == SL_S1 ? slow_link_cost(c, &rank, &lat, &lat_med) : NAN;
-		if (cost >= res->tmax_ns - res->tbase_ns) {
+		cost = slow_link_cost(c, &rank, &lat, &lat_med);
+		if (res->cls == SL_S1 && cost >= extra) {
+			/* an S1 with P near its bound: a slow link that costs the whole extra is it */
 			s->arr_rank = rank;
 			s->arr_cls = AN_S2;
+		} else if (res->cls != SL_S1 && !(cost >= 0.25 * extra) &&
+			   (rank = slow_arrival_explains(c, extra, &share, &lead,
+							 &s->arr_held_by)) >= 0) {
+			/*
+			 * P said the network (every rank's round grew), but no
+			 * link is slow and the hooks saw one rank's GPU reach
+			 * the ops last: the starts the rounds took were its
+			 * calls, not its GPU's (a compute stream the NCCL
+			 * stream waits for by an event).  The GPU's arrivals
+			 * decide: computation.
+			 */
+			s->arr_rank = rank;
+			s->arr_cls = AN_S1;
 		}
 		slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev);
 		s->arr_rank = -1;

@@ -254,6 +254,31 @@ static void test_sample_turns_slow(void)
 	sl_det_free(s.det);
 }
 
+/*
+ * Random job 87 (PyTorch pattern, rank 1's compute 5.3x slower): its TP
+ * comm's rounds grew on both ranks (16.1 and 14.4 ms against 5.5: P 0.16,
+ * the network by CCL-D), but the sample's links were alike (0.95 and 0.86
+ * ms per step) and rank 1's GPU reached the op last in 16 of 16 rounds,
+ * 10.7 ms ahead: it explains the extra, computation.  A lead under a
+ * quarter of the extra explains nothing.
+ */
+static void test_arrivals_explain(void)
+{
+	const uint32_t last[4] = { 0, 16, 0, 0 };
+	const double gap[4] = { 0, 16 * 10.7, 0, 0 };
+	struct an_comm c;
+	struct an_slow s;
+	double share, lead;
+
+	arrivals(&c, &s, 16, last, gap);
+	CHECK_INT(slow_arrival_explains(&c, 16.1 * MS - 5.5 * MS, &share, &lead, NULL), 1);
+	CHECK(share > 0.99);
+	CHECK(lead > 10.6 * MS && lead < 10.8 * MS);
+	CHECK_INT(slow_arrival_explains(&c, 50 * MS, &share, &lead, NULL), -1);
+	/* no extra known: the arrivals alone */
+	CHECK_INT(slow_arrival_explains(&c, NAN, &share, &lead, NULL), 1);
+}
+
 int main(void)
 {
 	test_back_to_back_ops();
@@ -262,5 +287,6 @@ int main(void)
 	test_p2p_late();
 	test_sample_after_hiccup();
 	test_sample_turns_slow();
+	test_arrivals_explain();
 	return check_finish("test_slow_arrival");
 }
