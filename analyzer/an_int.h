@@ -376,6 +376,10 @@ struct an {
 	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
 	bool debug;		/* CCLD_AN_DEBUG set */
 	uint32_t nsuspected;	/* comms suspected now (step hooks on, live) */
+	/* the comparable-group scans: paced by host GRP_HOST's clock */
+	bool grp_have;
+	uint32_t grp_host;
+	uint64_t grp_next;
 };
 
 static inline void an_fresh(struct an_rank *r, uint64_t t_ns)
@@ -419,6 +423,8 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 void an_slow_free(struct an_slow *s);
 /* the host's clock: ends step samples (an_slow_sample.c) */
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
+/* the comparable-group scan, each GROUP_SCAN_NS (an_slow_group.c) */
+void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
 /* an_hw.c: an HW verdict about PID's rank in its largest comm; false: none */

@@ -115,6 +115,8 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	s->slat = calloc((size_t)nranks, sizeof(*s->slat));
 	s->styp = calloc((size_t)nranks, sizeof(*s->styp));
 	s->last_iter = -1;
+	s->grp_mine = s->grp_med = NAN;
+	s->newest.seq = -1;
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;
 		s->r[i].dur = malloc((size_t)nranks * sizeof(double));
@@ -308,7 +310,7 @@ static void feed(struct an *an, struct an_comm *c)
 		note_waits(s, rd, c->nranks);
 		slow_note_arrivals(c, rd);
 		if (c->sampling) {
-			if (s->pend_ev && !(s->pend_ev & PEND_RISE) &&
+			if (s->pend_ev && !(s->pend_ev & (PEND_RISE | PEND_GROUP)) &&
 			    slow_sample_turned(s, rd, in.iter, an->cfg.slow_min_iters))
 				slow_sample_reanchor(an, c, rd, in.iter);
 			slow_sampled_round(c, rd, in.iter);
@@ -407,6 +409,13 @@ static void feed(struct an *an, struct an_comm *c)
 		slow_deferred_sample(an, c, rd->t_end);
 		if (!recovery_only && !hooked)
 			slow_nohist_round(an, c, rd, learned);
+		if (!rd->nshared && !hooked) {
+			s->newest.seq = rd->seq;
+			s->newest.fn = rd->fn;
+			s->newest.sig = rd->sig;
+			s->newest.host = rd->host;
+			s->newest.t_end = rd->t_end;
+		}
 		clear_round(rd, c->nranks);
 		s->next++;
 	}

@@ -188,6 +188,16 @@ struct an_slow {
 				 * CHAIN_OF's cascade: it ends with that one's */
 	uint64_t chain_onset;	/* ... its onset, on host CHAIN_HOST's clock */
 	uint32_t chain_host;
+	/* slower than its comparable comms, by the latest scan (an_slow_group.c) */
+	struct slow_round newest;	/* the newest judged round: seq, fn, sig,
+					 * host, t_end (no durations) */
+	double grp_mine;	/* ns: its median round, NaN in line */
+	double grp_med;		/* ns: its group's */
+	uint32_t grp_size;	/* comms in its group */
+	uint32_t grp_scans;	/* scans in a row deviant (once said: in line) */
+	uint64_t grp_t0;	/* the first of them, on its rounds' clock */
+	bool grp_said;		/* a verdict was given */
+	int32_t grp_rank;	/* ... naming this rank */
 	struct slow_round r[AN_HIST];
 };
 
@@ -231,6 +241,22 @@ struct an_slow {
 /* what a step sample was started for (an_slow.pend_ev beyond SL_EV_*) */
 #define PEND_RISE	0x1000	/* the network part rose: class and culprit from it */
 #define PEND_ARRIVE	0x2000	/* CCL-D's S1 where starts are unknown: who arrives last */
+#define PEND_GROUP	0x4000	/* slower than its comparable comms: class and culprit */
+
+/*
+ * The comparable-group check (an_slow_group.c): a scan of every comm's
+ * recent median rounds per op signature each GROUP_SCAN_NS (of the first
+ * host's clock); a comm deviant (Greyhound's rule) and GROUP_RATIO times
+ * its group's median or more, in GROUP_SCANS scans in a row and for
+ * GROUP_MIN_NS, is sampled; in line again for GROUP_SCANS scans, it
+ * recovers.  1.5x: the sample's hooks cost a comm's rounds up to a few
+ * tens of percent on a busy host (docs/numbers.md), and a deviant comm
+ * is sampled only where no detector of its own spoke.
+ */
+#define GROUP_SCAN_NS	500000000ull
+#define GROUP_SCANS	2
+#define GROUP_MIN_NS	1000000000ull
+#define GROUP_RATIO	1.5
 
 /* an_slow.c: durations and rounds */
 void slow_det_relearn(struct an *an, struct an_comm *c);
@@ -378,6 +404,27 @@ void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round
  */
 int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *share,
 			      double *lead, uint64_t *held);
+/*
+ * The verdict's frame of the detectors without history, kind new or
+ * RECOVERED; *ROOT: the comm whose open incident names the same process (a
+ * cascade of it), else NULL.  HELD (0 none): the comm whose op held RANK's
+ * GPU when it reached this op last: a cascade of that comm too.
+ */
+struct an_verdict *slow_nohist_frame(struct an *an, struct an_comm *c,
+				     const struct slow_round *rd, uint64_t now,
+				     enum an_class cls, int32_t rank, bool recovered,
+				     uint64_t held, const struct an_comm **root);
+/*
+ * What a step sample found (S2: rank's link, A and B its and the others'
+ * ns per step; S1: rank's GPU last, A its share of the wait, B its mean
+ * lead), as V's words and values; a cascade of ROOT, or of the comm whose
+ * op held the rank's GPU (followed to its own root where shown)
+ */
+void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
+			enum an_class cls, int32_t rank, double a, double b,
+			const struct an_comm *root);
+/* a sample started for PEND_GROUP ended: the verdict, or none */
+void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now);
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held);
 /* a sample started for PEND_RISE ended: the verdict, or none */

@@ -236,7 +236,6 @@ double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, doubl
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
 {
-	const struct an_slow *s = c->slow;
 	double lat, lat_med, cost = slow_link_cost(c, rank, &lat, &lat_med);
 
 	if (!isnan(cost) && (!(extra_ns > 0) || cost >= 0.25 * extra_ns)) {
@@ -244,10 +243,11 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 		*b = lat_med;
 		return AN_S2;
 	}
-	*rank = -1;
-	/* ... where the rounds' starts are unknown (else the rounds said who arrives last already) */
-	if (!slow_runahead(s))
-		return 0;
+	/*
+	 * ... else the arrivals the hooks saw: the GPU's, where the rounds'
+	 * starts are the calls (a CPU that runs ahead, or one whose wait for
+	 * its GPU left a compute stream busy that the NCCL stream waits for)
+	 */
 	*rank = slow_arrival_explains(c, extra_ns, a, b, held);
 	return *rank >= 0 ? AN_S1 : 0;
 }
@@ -260,13 +260,7 @@ int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *
 	return rank >= 0 && extra_ns > 0 && !(*lead >= 0.25 * extra_ns) ? -1 : rank;
 }
 
-/* the verdict's common part: comm, round, culprit, cascade of an open incident */
-/*
- * The verdict's frame; *ROOT: the comm whose open incident names the same
- * process (a cascade of it), else NULL.  HELD (0 none): the comm whose op
- * held RANK's GPU when it reached this op last: a cascade of that comm too.
- */
-static struct an_verdict *nohist_verdict(struct an *an, struct an_comm *c,
+struct an_verdict *slow_nohist_frame(struct an *an, struct an_comm *c,
 					 const struct slow_round *rd, uint64_t now,
 					 enum an_class cls, int32_t rank, bool recovered,
 					 uint64_t held, const struct an_comm **root)
@@ -376,9 +370,11 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
  * The comm whose op held RANK's GPU when it reached this op (its earlier op
  * there ended after the call), where the rank waited in that op for about
  * as long as the others wait for it here (half of GAP at least), or where
- * its wait there is unknown: it is late because that op ended late, a
- * cascade.  0: not held, or it did not wait there (it was that op's last
- * arriver too: the straggler itself).
+ * its wait there is unknown, or where that comm's rounds are longer than
+ * its comparable comms' by half of GAP at least (its op itself is slow: a
+ * slow link makes every rank's round longer, none waits): it is late
+ * because that op ended late, a cascade.  0: not held, or it did not wait
+ * there (it was that op's last arriver too: the straggler itself).
  */
 static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 			     const struct slow_round *rd, int32_t rank, double gap)
@@ -394,7 +390,8 @@ static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 		return 0;
 	hk = h && h->slow ? member_of(an, h, c, rank) : -1;
 	/* no round of it known (p2p ops): held, as far as is known */
-	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ? held : 0;
+	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ||
+	       h->slow->grp_mine - h->slow->grp_med >= gap / 2 ? held : 0;
 }
 
 
@@ -404,7 +401,7 @@ static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round 
 	const struct sl_peer_result *p = &c->slow->pres;
 	const struct an_comm *root;
 	uint64_t held = peer_held_by(an, c, rd, p->rank, p->gap_ns);
-	struct an_verdict *v = nohist_verdict(an, c, rd, rd->t_end, AN_S1, p->rank,
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, rd->t_end, AN_S1, p->rank,
 					      recovered, held, &root);
 	double span = (double)(p->t_last - p->t_first) / 1e9;
 
@@ -540,25 +537,13 @@ static const struct an_comm *named_member(const struct an *an, const struct an_c
 	return NULL;
 }
 
-static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round *rd,
-		      uint64_t now, enum an_class cls, int32_t rank, double a, double b,
-		      const struct an_comm *named)
+void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
+			enum an_class cls, int32_t rank, double a, double b,
+			const struct an_comm *root)
 {
 	struct an_slow *s = c->slow;
-	const struct sl_rise_result *r = &s->rres;
-	const struct an_comm *root;
-	struct an_verdict *v = nohist_verdict(an, c, rd, now, cls, rank, false, 0, &root);
 
-	v->onset_ns = r->t_onset;
-	an_text(v, "comm %016" PRIx64 " is slower:"
-		" the network part of its rounds (last arrival to completion) rose from"
-		" %.2f ms to %.2f ms (%.1fx) and stayed there for %u iterations, %.1f s",
-		c->hash, r->base_ns / 1e6, r->level_ns / 1e6, r->level_ns / r->base_ns,
-		r->iters, (double)(now - r->t_onset) / 1e9);
-	if (named)
-		an_text(v, "; its rank %d is the culprit already named in comm %016" PRIx64
-			" (%s): a cascade", rank, named->hash, an_class_name(cls));
-	else if (cls == AN_S2)
+	if (cls == AN_S2)
 		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
 			" straggler (communication, S2)", SAMPLE_NS / 1e9, rank, a / 1e6,
@@ -569,17 +554,9 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 			" rank's sends are slow in the network: computation (S1; its CPU"
 			" queues its calls ahead of its GPU, so the call is not its"
 			" arrival)", SAMPLE_NS / 1e9, rank, 100 * a, s->arr_rounds, b / 1e6);
-	an_text(v, "; %.2f s lost so far"
-		" (%.1f ms per iteration)%s", r->lost_ns / 1e9,
-		r->lost_ns / 1e6 / (r->iters ? r->iters : 1),
-		root && !named ? "; a cascade: the same rank slows a comm"
-		" already reported" : "");
-	if (named) {
-		v->role = AN_CASCADE;
-		v->blocked_comm = named->hash;
-		v->blocked_seq = named->slow_seq;
-		c->slow_cascade = true;
-	} else if (cls == AN_S1 && s->arr_held_by && !root) {
+	if (root) {
+		an_text(v, "; a cascade: the same rank slows a comm already reported");
+	} else if (cls == AN_S1 && s->arr_held_by) {
 		/* its GPU came late from an op of another comm that ended late */
 		const struct an_comm *h;
 
@@ -595,21 +572,51 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 			" came straight from its op in comm %016" PRIx64 ", which"
 			" ended late", s->arr_held_by);
 	}
+	if (cls == AN_S2) {
+		an_val_i(v, "s2_rank", rank);
+		an_val_f(v, "s2_step_ms", a / 1e6);
+		an_val_f(v, "s2_step_median_ms", b / 1e6);
+	} else {
+		an_val_i(v, "s1_rank", rank);
+		an_val_f(v, "arrive_last_wait_share", a);
+		an_val_f(v, "arrive_gap_ms", b / 1e6);
+	}
+}
+
+static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		      uint64_t now, enum an_class cls, int32_t rank, double a, double b,
+		      const struct an_comm *named)
+{
+	struct an_slow *s = c->slow;
+	const struct sl_rise_result *r = &s->rres;
+	const struct an_comm *root;
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, rank, false, 0, &root);
+
+	v->onset_ns = r->t_onset;
+	an_text(v, "comm %016" PRIx64 " is slower:"
+		" the network part of its rounds (last arrival to completion) rose from"
+		" %.2f ms to %.2f ms (%.1fx) and stayed there for %u iterations, %.1f s",
+		c->hash, r->base_ns / 1e6, r->level_ns / 1e6, r->level_ns / r->base_ns,
+		r->iters, (double)(now - r->t_onset) / 1e9);
+	if (named)
+		an_text(v, "; its rank %d is the culprit already named in comm %016" PRIx64
+			" (%s): a cascade", rank, named->hash, an_class_name(cls));
+	an_text(v, "; %.2f s lost so far (%.1f ms per iteration)", r->lost_ns / 1e9,
+		r->lost_ns / 1e6 / (r->iters ? r->iters : 1));
+	if (named) {
+		v->role = AN_CASCADE;
+		v->blocked_comm = named->hash;
+		v->blocked_seq = named->slow_seq;
+		c->slow_cascade = true;
+	} else {
+		slow_sampled_cause(an, c, v, cls, rank, a, b, root);
+	}
 	an_val_s(v, "detector", "network part");
 	an_val_f(v, "net_part_ms_before", r->base_ns / 1e6);
 	an_val_f(v, "net_part_ms_after", r->level_ns / 1e6);
 	an_val_i(v, "slow_iters", r->iters);
 	an_val_f(v, "lost_s", r->lost_ns / 1e9);
 	an_val_i(v, "nranks", c->nranks);
-	if (cls == AN_S2 && !named) {
-		an_val_i(v, "s2_rank", rank);
-		an_val_f(v, "s2_step_ms", a / 1e6);
-		an_val_f(v, "s2_step_median_ms", b / 1e6);
-	} else if (!named) {
-		an_val_i(v, "s1_rank", rank);
-		an_val_f(v, "arrive_last_wait_share", a);
-		an_val_f(v, "arrive_gap_ms", b / 1e6);
-	}
 	if (cls == AN_S2)
 		an_net_note(an, c, v);
 	s->rise_wait = false;
@@ -622,7 +629,7 @@ static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_r
 {
 	struct an_slow *s = c->slow;
 	const struct an_comm *root;
-	struct an_verdict *v = nohist_verdict(an, c, rd, rd->t_end,
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, rd->t_end,
 					      s->cls, s->rise_rank,
 					      true, 0, &root);
 
@@ -722,7 +729,7 @@ static void unsaid_round(struct an *an, struct an_comm *c, const struct slow_rou
 	    !(o = named_member(an, c, &rank)))
 		return;
 	s->ccld_unsaid = false;
-	v = nohist_verdict(an, c, rd, rd->t_end, o->slow->cls, rank, false, 0, &root);
+	v = slow_nohist_frame(an, c, rd, rd->t_end, o->slow->cls, rank, false, 0, &root);
 	v->onset_ns = res->onset_ns;
 	v->role = AN_CASCADE;
 	v->blocked_comm = o->hash;

@@ -488,6 +488,8 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	s->pend.host = s->samp_host;
 	if (s->pend_ev & PEND_RISE) {
 		slow_rise_sampled(an, c, now);
+	} else if (s->pend_ev & PEND_GROUP) {
+		slow_group_sampled(an, c, now);
 	} else if (s->pend_ev && slow_sample_over(s, an->cfg.slow_min_iters)) {
 		/*
 		 * CCL-D's onset, and not one of the sample's rounds was slow
@@ -528,9 +530,9 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			/* an S1 with P near its bound: a slow link that costs the whole extra is it */
 			s->arr_rank = rank;
 			s->arr_cls = AN_S2;
-		} else if (res->cls != SL_S1 && !(cost >= 0.25 * extra) &&
-			   (rank = slow_arrival_explains(c, extra, &share, &lead,
-							 &s->arr_held_by)) >= 0) {
+		} else if (res->cls != SL_S1 &&
+			   slow_sample_decide(c, extra, &rank, &share, &lead,
+					      &s->arr_held_by) == AN_S1) {
 			/*
 			 * P said the network (every rank's round grew), but no
 			 * link is slow and the hooks saw one rank's GPU reach

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A comm slower than its comparable comms (Greyhound's groups, 4.3: the
+ * comms of its size doing the same op) while no detector of its own sees
+ * anything: attached after the onset, its baselines were learned slow, and
+ * its ranks arrive together (a slow link slows every rank's round alike).
+ * Every GROUP_SCAN_NS one scan groups every comm's recent median round by
+ * (size, op signature); a comm deviant in GROUP_SCANS scans and for
+ * GROUP_MIN_NS gets a step sample, which names the slow link (S2) or the
+ * rank whose GPU arrives last (S1); back in line for GROUP_SCANS scans, it
+ * recovers.  The excess also tells the peer comparison that a straggler
+ * held by this comm's op is a cascade of it (peer_held_by).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+#include "an_slow_int.h"
+
+/*
+ * What the scan found for C, whose entries are ST[0..N) (the comm's own,
+ * in scan order): its worst deviant signature, else none
+ */
+static void note_scan(struct an_comm *c, const struct sl_comm_stat *st, size_t n)
+{
+	struct an_slow *s = c->slow;
+	double mine = NAN, med = NAN;
+	uint32_t size = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!st[i].deviant || !(st[i].median_ns >= GROUP_RATIO * st[i].group_median_ns))
+			continue;
+		if (isnan(mine) || st[i].median_ns - st[i].group_median_ns > mine - med) {
+			mine = st[i].median_ns;
+			med = st[i].group_median_ns;
+			size = st[i].group_size;
+		}
+	}
+	s->grp_mine = mine;
+	s->grp_med = med;
+	s->grp_size = size;
+}
+
+/* every comm's medians per signature, grouped; NULL on no memory or none */
+static struct sl_comm_stat *scan(struct an *an, size_t *n)
+{
+	struct sl_comm_stat *st = NULL, *m;
+	double scratch[GROUP_HIST];
+	size_t cap = 0;
+	struct hkey key;
+	size_t it;
+	void *v;
+	int i;
+
+	*n = 0;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *c = v;
+
+		for (i = 0; c->slow && i < GROUP_SIGS; i++) {
+			const struct sig_hist *h = &c->slow->gh[i];
+
+			if (h->n < GROUP_HIST)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				m = realloc(st, cap * sizeof(*st));
+				if (!m) {
+					free(st);
+					return NULL;
+				}
+				st = m;
+			}
+			memset(&st[*n], 0, sizeof(st[*n]));
+			st[*n].comm = c->hash;
+			st[*n].sig = h->sig;
+			st[*n].nranks = (uint32_t)c->nranks;
+			st[*n].median_ns = sl_median(h->tmax, h->n, scratch);
+			(*n)++;
+		}
+	}
+	if (st && sl_group_check(st, *n) < 0) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* another detector's incident, or a sample, speaks for C */
+static bool covered(const struct an_comm *c)
+{
+	const struct an_slow *s = c->slow;
+
+	return c->sampling || s->active || s->peer_active || s->rise_wait || s->rise_said ||
+	       s->samp_defer || s->ccld_unsaid || sl_det_result(s->det)->active;
+}
+
+static void emit_group(struct an *an, struct an_comm *c, const struct slow_round *rd,
+		       uint64_t now, enum an_class cls, int32_t rank, double a, double b,
+		       bool recovered)
+{
+	struct an_slow *s = c->slow;
+	const struct an_comm *root;
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, rank, recovered, 0,
+						  &root);
+
+	v->onset_ns = s->grp_t0;
+	if (recovered) {
+		an_text(v, "comm %016" PRIx64 " is back in line with its comparable comms",
+			c->hash);
+	} else {
+		an_text(v, "comm %016" PRIx64 " is slower than its %u comparable comms (its"
+			" size, the same op): median round %.1f ms against the group's"
+			" %.1f ms (%.1fx) for %.1f s, while its own rounds have no"
+			" baseline from before (their slowness is all they know)", c->hash,
+			s->grp_size, s->grp_mine / 1e6, s->grp_med / 1e6,
+			s->grp_mine / s->grp_med, (double)(now - s->grp_t0) / 1e9);
+		slow_sampled_cause(an, c, v, cls, rank, a, b, root);
+		an_val_f(v, "group_median_ms", s->grp_med / 1e6);
+		an_val_f(v, "median_ms", s->grp_mine / 1e6);
+		an_val_i(v, "group_size", s->grp_size);
+	}
+	an_val_s(v, "detector", "comparable group");
+	an_val_i(v, "nranks", c->nranks);
+	s->grp_said = !recovered;
+	s->grp_rank = rank;
+	slow_send_verdict(an, v);
+}
+
+void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	enum an_class cls;
+	double a, b;
+	int32_t rank;
+
+	if (isnan(s->grp_mine))
+		return;		/* back in line while sampled */
+	cls = slow_sample_decide(c, s->grp_mine - s->grp_med, &rank, &a, &b, &s->arr_held_by);
+	if (cls) {
+		emit_group(an, c, &s->pend, now, cls, rank, a, b, false);
+		return;
+	}
+	s->samp_next = now + SAMPLE_COOLDOWN_NS;
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 ": %.1f ms rounds against its"
+			" group's %.1f ms, the sample shows no slow link and no rank"
+			" arriving last: no verdict\n", c->hash, s->grp_mine / 1e6,
+			s->grp_med / 1e6);
+}
+
+/* C's newest judged round (seq, fn, sig, host, end), NULL none */
+static const struct slow_round *newest_round(const struct an_comm *c)
+{
+	return c->slow->newest.seq >= 0 ? &c->slow->newest : NULL;
+}
+
+/* after a scan: C deviant long enough gets a sample, C back in line recovers */
+static void group_step(struct an *an, struct an_comm *c)
+{
+	struct an_slow *s = c->slow;
+	const struct slow_round *rd = newest_round(c);
+	bool deviant = !isnan(s->grp_mine);
+	uint64_t now;
+
+	if (!rd || rd->host >= an->nhosts)
+		return;
+	now = an->hosts[rd->host].now;		/* the clock of its rounds */
+	if (s->grp_said) {
+		s->grp_scans = deviant ? 0 : s->grp_scans + 1;
+		if (s->grp_scans >= GROUP_SCANS) {
+			emit_group(an, c, rd, now, s->cls, s->grp_rank, NAN, NAN, true);
+			s->grp_scans = 0;
+		}
+		return;
+	}
+	if (!deviant || covered(c)) {
+		s->grp_scans = 0;
+		return;
+	}
+	if (!s->grp_scans++)
+		s->grp_t0 = now;
+	if (s->grp_scans < GROUP_SCANS || now - s->grp_t0 < GROUP_MIN_NS ||
+	    !slow_can_sample(an, c, now))
+		return;
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 ": %.1f ms rounds against its"
+			" group's %.1f ms (%u comms): sampling\n", c->hash, s->grp_mine / 1e6,
+			s->grp_med / 1e6, s->grp_size);
+	slow_start_sample(an, c, rd, -1, PEND_GROUP);
+}
+
+void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns)
+{
+	struct sl_comm_stat *st;
+	struct hkey key;
+	size_t it, n, j = 0;
+	void *v;
+
+	/* one clock paces the scans: the first host's that ticked */
+	if (!an->grp_have) {
+		an->grp_have = true;
+		an->grp_host = host;
+		an->grp_next = now_ns + GROUP_SCAN_NS;
+		return;
+	}
+	if (host != an->grp_host || now_ns < an->grp_next)
+		return;
+	an->grp_next = now_ns + GROUP_SCAN_NS;
+	st = scan(an, &n);
+	if (!st)
+		n = 0;
+	/* the same order as the scan's: each comm's entries follow each other */
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		struct an_comm *c = v;
+		size_t j0 = j;
+
+		while (j < n && st[j].comm == c->hash)
+			j++;
+		if (!c->slow)
+			continue;
+		note_scan(c, st + j0, j - j0);
+		group_step(an, c);
+	}
+	free(st);
+}
