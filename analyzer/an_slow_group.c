@@ -44,6 +44,50 @@ static void note_scan(struct an_comm *c, const struct sl_comm_stat *st, size_t n
 	s->grp_size = size;
 }
 
+static int by_shape(const void *a, const void *b)
+{
+	const struct sl_comm_stat *x = *(const struct sl_comm_stat *const *)a;
+	const struct sl_comm_stat *y = *(const struct sl_comm_stat *const *)b;
+
+	if (x->nranks != y->nranks)
+		return x->nranks < y->nranks ? -1 : 1;
+	return x->sig < y->sig ? -1 : x->sig > y->sig;
+}
+
+/*
+ * Greyhound's rule needs 3 comms of a shape; a job of TP 2 and DP 2 has two
+ * TP comms.  Of two, the one GROUP_PAIR_RATIO times the other's median or
+ * more is deviant (a comm is not abnormally fast), and its group's median
+ * is the other's.  Returns -1 on no memory.
+ */
+static int pair_check(struct sl_comm_stat *st, size_t n)
+{
+	struct sl_comm_stat **p;
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		m += st[i].group_size == 2;
+	if (m < 2)
+		return 0;
+	p = malloc(m * sizeof(*p));
+	if (!p)
+		return -1;
+	for (i = 0, m = 0; i < n; i++)
+		if (st[i].group_size == 2)
+			p[m++] = &st[i];
+	qsort(p, m, sizeof(*p), by_shape);
+	for (i = 0; i + 1 < m; i += 2) {
+		struct sl_comm_stat *a = p[i], *b = p[i + 1];
+
+		a->group_median_ns = b->median_ns;
+		b->group_median_ns = a->median_ns;
+		a->deviant = a->median_ns >= GROUP_PAIR_RATIO * b->median_ns;
+		b->deviant = b->median_ns >= GROUP_PAIR_RATIO * a->median_ns;
+	}
+	free(p);
+	return 0;
+}
+
 /* every comm's medians per signature, grouped; NULL on no memory or none */
 static struct sl_comm_stat *scan(struct an *an, size_t *n)
 {
@@ -81,7 +125,7 @@ static struct sl_comm_stat *scan(struct an *an, size_t *n)
 			(*n)++;
 		}
 	}
-	if (st && sl_group_check(st, *n) < 0) {
+	if (st && (sl_group_check(st, *n) < 0 || pair_check(st, *n) < 0)) {
 		free(st);
 		return NULL;
 	}
@@ -221,7 +265,7 @@ void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns)
 			j++;
 		if (!c->slow)
 			continue;
-		note_scan(c, st + j0, j - j0);
+		note_scan(c, st ? st + j0 : NULL, j - j0);
 		group_step(an, c);
 	}
 	free(st);

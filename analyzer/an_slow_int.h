@@ -41,6 +41,11 @@ struct slow_round {
 	 */
 	double *after_hold;
 	uint64_t *hold;
+	/*
+	 * [nranks] the comm whose op ended right before the call (under
+	 * IDLE_MIN_NS: the CPU waited for it, a stream sync), 0 none
+	 */
+	uint64_t *synced;
 	bool any_rate;
 };
 
@@ -257,6 +262,7 @@ struct an_slow {
 #define GROUP_SCANS	2
 #define GROUP_MIN_NS	1000000000ull
 #define GROUP_RATIO	1.5
+#define GROUP_PAIR_RATIO	2.0	/* of a group of two comms (an_slow_group.c) */
 
 /* an_slow.c: durations and rounds */
 void slow_det_relearn(struct an *an, struct an_comm *c);

@@ -11,6 +11,7 @@
 #define W 0x00000000000000a1ull
 #define MS 1000000ull
 #define GROUP_TEST_RATIO 1.5	/* GROUP_RATIO of an_slow_int.h */
+#define GROUP_TEST_PAIR_RATIO 2.0	/* GROUP_PAIR_RATIO */
 
 /* the ranks of comm HASH (4 at most) call: rank r at t0 + late[r] */
 static void round_enter(struct sim *s, uint64_t hash, uint64_t t0, const uint64_t *late,
@@ -554,51 +555,56 @@ static const struct an_verdict *first_new(const struct sim *s)
 #define TP0 0x00000000000000b0ull
 
 /*
- * One iteration of four 2-rank TP comms (global ranks 0-1, 2-3, 4-5, 6-7,
- * one op signature): both ranks call together, every round takes BUSY[i]
- * after the call, comm 2's rank 1's send steps LINK long (1 ms the
- * others'), with step records while a sample hooks them; then a tick
+ * One iteration of N 2-rank TP comms (global ranks 0-1, 2-3, ..., one op
+ * signature): both ranks call together, every round of comm i takes
+ * BUSY[i] after the call, the last comm's rank 1's send steps LINK long
+ * (1 ms the others'), with step records while a sample hooks them; then a
+ * tick
  */
-static void tp_iteration(struct sim *s, uint64_t *op, const uint64_t *busy, uint64_t link)
+static void tp_iteration(struct sim *s, int n, uint64_t *op, const uint64_t *busy,
+			 uint64_t link)
 {
 	const uint64_t zero[4] = { 0, 0, 0, 0 };
 	const uint64_t fast[2] = { MS, MS }, slow[2] = { MS, link };
 	bool hooked = s->nsuspect_on > s->nsuspect_off;
 	int i;
 
-	for (i = 0; i < 4; i++) {
-		proxy_round_of(s, TP0 + (uint64_t)i, op[i]++, i == 2 ? slow : fast, hooked);
+	for (i = 0; i < n; i++) {
+		proxy_round_of(s, TP0 + (uint64_t)i, op[i]++, i == n - 1 ? slow : fast, hooked);
 		round_comm(s, TP0 + (uint64_t)i, s->now[0] + MS, zero, busy[i]);
 	}
 	an_clock(s->an, s->host_id[0], s->now[0]);
 }
 
 /*
- * Attached after rank 5's link (comm 2's rank 1) became 6x slower: comm 2's
- * rounds were 25 ms from the first one seen, its ranks arrive together, so
- * neither CCL-D (its baseline learned slow), the peer comparison nor the
- * network part's rise sees anything.  Its comparable comms (the other TP
- * comms, 5 ms) do: a step sample names the link (random job 16's shape).
- * Back to 5 ms, it recovers.  A comm only 1.3x its group is left alone.
+ * Attached after rank 1's link in the last of N TP comms became 6x slower:
+ * that comm's rounds were RATIO x 5 ms from the first one seen, its ranks
+ * arrive together, so neither CCL-D (its baseline learned slow), the peer
+ * comparison nor the network part's rise sees anything.  Its comparable
+ * comms (the other TP comms, 5 ms) do: a step sample names the link
+ * (random job 16's shape: 4 TP comms; job 93's: 2).  Back to 5 ms, it
+ * recovers.  A comm 1.3x its group (or 1.8x its one peer) is left alone.
  */
-static void test_comparable_group_sample(double ratio)
+static void test_comparable_group_sample(int n, double ratio)
 {
-	uint64_t busy[4] = { 5 * MS, 5 * MS, (uint64_t)(ratio * 5 * MS), 5 * MS };
+	uint64_t busy[4] = { 5 * MS, 5 * MS, 5 * MS, 5 * MS };
 	uint64_t op[4] = { 1, 1, 1, 1 };
 	const struct an_verdict *v;
 	struct sim s;
+	char words[64];
 	int i, g[2];
 
+	busy[n - 1] = (uint64_t)(ratio * 5 * MS);
 	sim_init_hosts(&s, 30, 300, 1, 8);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < n; i++) {
 		g[0] = 2 * i;
 		g[1] = 2 * i + 1;
 		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
 	}
 	for (i = 0; i < 80; i++)
-		tp_iteration(&s, op, busy, ratio > 2 ? 6 * MS : MS);
+		tp_iteration(&s, n, op, busy, ratio > 2 ? 6 * MS : MS);
 	v = first_new(&s);
-	if (ratio < GROUP_TEST_RATIO) {
+	if (ratio < (n > 2 ? GROUP_TEST_RATIO : GROUP_TEST_PAIR_RATIO)) {
 		CHECK(v == NULL);
 		CHECK_INT(s.nsuspect_on, 0);
 		goto out;
@@ -608,15 +614,16 @@ static void test_comparable_group_sample(double ratio)
 	if (!v)
 		goto out;
 	CHECK_INT(v->cls, AN_S2);
-	CHECK(v->comm == TP0 + 2);
+	CHECK(v->comm == TP0 + (uint64_t)(n - 1));
 	CHECK_STR(sim_culprits(v), "1");
 	CHECK_STR(sim_val_s(v, "detector"), "comparable group");
-	CHECK(strstr(v->text, "slower than its 4 comparable comms") != NULL);
+	snprintf(words, sizeof(words), "slower than its %d comparable comms", n);
+	CHECK(strstr(v->text, words) != NULL);
 	CHECK(sim_val(v, "group_median_ms") && fabs(sim_val(v, "group_median_ms")->f - 5) < 1);
-	/* back in line: recovered within a few scans */
-	busy[2] = 5 * MS;
-	for (i = 0; i < 40; i++)
-		tp_iteration(&s, op, busy, MS);
+	/* back in line: recovered within a few scans (2 s: 120 iterations of 2 comms) */
+	busy[n - 1] = 5 * MS;
+	for (i = 0; i < 120; i++)
+		tp_iteration(&s, n, op, busy, MS);
 	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S2), 1);
 out:
 	sim_fini(&s);
@@ -1036,8 +1043,10 @@ int main(void)
 	test_s2_step_sample();
 	test_s2_no_steps();
 	test_s1_border_sampled(4);
-	test_comparable_group_sample(5);
-	test_comparable_group_sample(1.3);
+	test_comparable_group_sample(4, 5);
+	test_comparable_group_sample(4, 1.3);
+	test_comparable_group_sample(2, 5);
+	test_comparable_group_sample(2, 1.8);
 	test_cascade_of_located_round();
 	test_s1_border_sampled(2.5);
 	test_s3_needs_typical_step(true);
