@@ -457,11 +457,12 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint3
  * an_proxy.c: when the GPU of R's process could start round SG of COMM,
  * completed at T_DONE: the call, or the end of an op launched before it
  * (*HOLDER: that op's comm if another one, 0); *IDLE_SINCE: where the
- * start is the call, since when its earlier ops were known done (0 unknown)
+ * start is the call, since when its earlier ops were known done (0
+ * unknown), *IDLE_COMM the comm of the op done then
  */
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
 		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
-		      uint64_t *idle_since);
+		      uint64_t *idle_since, uint64_t *idle_comm);
 
 /* an_format.c: names of ops, data types and reductions ("op", "type9", "op7" unknown) */
 const char *an_fn_name(int fn);

@@ -88,13 +88,13 @@ void an_note_done(struct an *an, uint64_t comm, const struct an_rank *r, uint64_
  */
 uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *r,
 		      const struct an_sig *sg, uint64_t t_done, uint64_t *holder,
-		      uint64_t *idle_since)
+		      uint64_t *idle_since, uint64_t *idle_comm)
 {
 	const struct an_proc *p = an_proc_of(an, r);
 	uint64_t t = sg->t_enter, hold_t = 0;
 	uint32_t i, n;
 
-	*holder = *idle_since = 0;
+	*holder = *idle_since = *idle_comm = 0;
 	if (!p)
 		return t;
 	n = p->ndone < AN_DONE_RING ? p->ndone : AN_DONE_RING;
@@ -114,6 +114,7 @@ uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *
 			t = d->t_done;
 		} else if (d->t_done <= sg->t_enter && d->t_done > *idle_since) {
 			*idle_since = d->t_done;
+			*idle_comm = d->comm;
 		}
 	}
 	return t;

@@ -47,6 +47,7 @@ void an_slow_free(struct an_slow *s)
 		free(s->r[i].rate);
 		free(s->r[i].after_hold);
 		free(s->r[i].hold);
+		free(s->r[i].synced);
 	}
 	slow_nohist_free(s);
 	free(s->holder);
@@ -124,7 +125,9 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		s->r[i].rate = malloc((size_t)nranks * sizeof(double));
 		s->r[i].after_hold = malloc((size_t)nranks * sizeof(double));
 		s->r[i].hold = calloc((size_t)nranks, sizeof(uint64_t));
-		if (!s->r[i].dur || !s->r[i].dur_bound || !s->r[i].rate || !s->r[i].after_hold || !s->r[i].hold)
+		s->r[i].synced = calloc((size_t)nranks, sizeof(uint64_t));
+		if (!s->r[i].dur || !s->r[i].dur_bound || !s->r[i].rate || !s->r[i].after_hold ||
+		    !s->r[i].hold || !s->r[i].synced)
 			break;
 		for (k = 0; k < nranks; k++)
 			s->r[i].dur[k] = s->r[i].dur_bound[k] = s->r[i].rate[k] =
@@ -195,7 +198,7 @@ static void clear_round(struct slow_round *rd, int32_t nranks)
 	rd->any_rate = false;
 	for (k = 0; k < nranks; k++) {
 		rd->dur[k] = rd->dur_bound[k] = rd->rate[k] = rd->after_hold[k] = NAN;
-		rd->hold[k] = 0;
+		rd->hold[k] = rd->synced[k] = 0;
 	}
 }
 
@@ -518,9 +521,9 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 	}
 	if (isnan(rd->dur[rank])) {
 		const struct an_op_done *a = &c->r[rank].op_arr[(uint64_t)sg->seq % AN_HIST];
-		uint64_t idle_since;
+		uint64_t idle_since, idle_comm;
 		uint64_t t0 = an_gpu_start(an, c->hash, &c->r[rank], sg, t_done,
-					   &c->slow->holder[rank], &idle_since);
+					   &c->slow->holder[rank], &idle_since, &idle_comm);
 		bool shared = !end_exact &&
 			      called_elsewhere(an, c, &c->r[rank], sg->t_enter, t_done);
 
@@ -532,6 +535,9 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		 */
 		rd->dur_bound[rank] = (double)(t_done - t0);
 		rd->hold[rank] = c->slow->holder[rank];
+		/* its CPU waited for that op's end, then called at once */
+		rd->synced[rank] = idle_comm != c->hash && idle_since &&
+				   sg->t_enter - idle_since < IDLE_MIN_NS ? idle_comm : 0;
 		if (a->seq == sg->seq && a->t >= sg->t_enter && a->t <= t_done) {
 			rd->after_hold[rank] = a->t >= t0 ? (double)(a->t - t0) : 0;
 			t0 = a->t;

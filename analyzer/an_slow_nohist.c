@@ -368,7 +368,8 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 
 /*
  * The comm whose op held RANK's GPU when it reached this op (its earlier op
- * there ended after the call), where the rank waited in that op for about
+ * there ended after the call; or its CPU waited for that op, then called
+ * here at once), where the rank waited in that op for about
  * as long as the others wait for it here (half of GAP at least), or where
  * its wait there is unknown, or where that comm's rounds are longer than
  * its comparable comms' by half of GAP at least (its op itself is slow: a
@@ -383,6 +384,9 @@ static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 	const struct an_comm *h;
 	int32_t hk;
 
+	/* its CPU waited for that op to end, then called here: the same */
+	if (!held)
+		held = rd->synced[rank];
 	if (!held)
 		return 0;
 	h = an_comm_get(an, held, 0, false);
