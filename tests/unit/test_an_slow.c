@@ -630,6 +630,61 @@ out:
 }
 
 /*
+ * A stream sync per op (the plain pattern): global rank 1 calls comm H's
+ * all-reduce with rank 0, which computes 40 ms longer; its CPU waits for
+ * H's op to end, then calls comm C's (with rank 2, which waited there since
+ * early) 0.3 ms after.  In C rank 1 arrives last by 43 ms each step: the
+ * peer comparison names it, but it came straight from waiting in H, whose
+ * straggler is rank 0: C's verdict is a cascade of H (random job 18: a
+ * second S1 root before).  Its GPU was idle at the call, so no op held it:
+ * the wait of its CPU is what says so.
+ */
+static void test_peer_held_by_synced_op(void)
+{
+	const uint64_t H = W + 8, C = W + 9;
+	const int gh[2] = { 0, 1 }, gc[2] = { 1, 2 };
+	const struct an_verdict *vh, *vc;
+	struct an_op h[2], c[2];
+	struct sim s;
+	uint64_t t;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, H, 2, gh);
+	sim_comm(&s, C, 2, gc);
+	for (i = 0; i < 40; i++) {
+		t = s.now[0];
+		h[1] = sim_call(&s, H, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		s.now[0] = t + 2 * MS;
+		c[1] = sim_call(&s, C, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);	/* global 2 */
+		s.now[0] = t + 40 * MS;
+		h[0] = sim_call(&s, H, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		an_op_complete(s.an, &h[0], t + 45 * MS);
+		an_op_complete(s.an, &h[1], t + 45 * MS);
+		s.now[0] = t + 45 * MS + 300000;
+		c[0] = sim_call(&s, C, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);	/* global 1 */
+		an_op_complete(s.an, &c[0], t + 50 * MS + 300000);
+		an_op_complete(s.an, &c[1], t + 50 * MS + 300000);
+		s.now[0] = t + 55 * MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	vh = sim_find_v(&s, H, AN_V_NEW);
+	vc = sim_find_v(&s, C, AN_V_NEW);
+	CHECK(vh != NULL);
+	CHECK(vc != NULL);
+	if (!vh || !vc)
+		goto out;
+	CHECK_INT(vh->role, AN_ROOT);
+	CHECK_STR(sim_culprits(vh), "0");
+	CHECK_STR(sim_val_s(vh, "detector"), "peer");
+	CHECK_INT(vc->role, AN_CASCADE);
+	CHECK(vc->blocked_comm == H);
+	CHECK_STR(sim_culprits(vc), "0");
+out:
+	sim_fini(&s);
+}
+
+/*
  * Rank 2 arrives last (S1 by the timings) while rank 3's link retransmits
  * in both directions (rank 3 -> 0 and 1 -> 3): with enough retransmits the
  * slowdown is the network's, and its culprit is rank 3, the end common to
@@ -1043,6 +1098,7 @@ int main(void)
 	test_s2_step_sample();
 	test_s2_no_steps();
 	test_s1_border_sampled(4);
+	test_peer_held_by_synced_op();
 	test_comparable_group_sample(4, 5);
 	test_comparable_group_sample(4, 1.3);
 	test_comparable_group_sample(2, 5);
