@@ -218,6 +218,8 @@ struct flow_facts {
 	bool gpu_recv;		/* data it received waits for its GPU */
 	bool starving;		/* one of its recvs waits for a peer's data */
 	bool lost;		/* data sent to it never arrived */
+	bool unsent;		/* one of its sends has not left: its GPU made nothing */
+	bool blocked;		/* ... toward a GPU that holds its earlier data */
 };
 
 /*
@@ -298,6 +300,99 @@ static bool delivery_failed(struct an_comm *c, int32_t r, const struct an_progre
 }
 
 /*
+ * Rank R holds received data its GPU did not consume and waits for no one's
+ * data (an idle GPU).  Several ranks can: a GPU blocked in a send toward
+ * another such GPU (its earlier data sits there unconsumed) waits for that
+ * one; a GPU that also made nothing of its own sends is stalled before them,
+ * while one whose sends all left ran the op and waits elsewhere (a peer on
+ * its host: intra-node links have no proxy counters to say).  The ranks left
+ * are alike on this evidence: the first is picked, name_gpu_ties() names
+ * them all.
+ */
+static bool gpu_idle_rank(const struct flow_facts *ff, int32_t r, bool need_unsent)
+{
+	return ff[r].gpu_recv && !ff[r].starving && !ff[r].blocked &&
+	       (!need_unsent || ff[r].unsent);
+}
+
+static void mark_blocked(const struct an *an, struct an_comm *c,
+			 struct flow_facts *ff, int64_t seq)
+{
+	int32_t r;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+
+		if (!ff[r].gpu_recv || ff[r].starving)
+			continue;
+		for (i = 0; i < rk->nsubs && !ff[r].blocked; i++) {
+			const struct an_progress *p = &rk->subs[i], *rp;
+			enum an_t4 t4;
+
+			if (p->dir != AN_SEND || !sub_live(an, c, rk, p, seq) ||
+			    classify(p, &t4) != SS_T4 || t4 != AN_T4_NOT_TRANSMITTED ||
+			    p->peer < 0 || p->peer >= c->nranks || p->peer == r ||
+			    !ff[p->peer].gpu_recv || ff[p->peer].starving)
+				continue;
+			rp = peer_sub(c, p, r, AN_RECV, seq);
+			ff[r].blocked = rp && rp->received > rp->done;
+		}
+	}
+}
+
+static bool gpu_idle_pick(const struct an *an, struct an_comm *c,
+			  struct flow_facts *ff, int64_t seq, int32_t *pick)
+{
+	bool need_unsent = false, any = false;
+	int32_t r;
+
+	mark_blocked(an, c, ff, seq);
+	for (r = 0; r < c->nranks; r++) {
+		if (ff[r].gpu_recv && !ff[r].starving)
+			any = true;
+		need_unsent |= gpu_idle_rank(ff, r, false) && ff[r].unsent;
+	}
+	if (!any)
+		return false;
+	for (r = 0; r < c->nranks; r++)
+		if (gpu_idle_rank(ff, r, need_unsent)) {
+			*pick = r;
+			return true;
+		}
+	/* every idle GPU blocked toward another: a cycle; the first */
+	for (r = 0; r < c->nranks; r++)
+		if (ff[r].gpu_recv && !ff[r].starving) {
+			*pick = r;
+			return true;
+		}
+	return false;
+}
+
+/* the other ranks alike to PICK on this evidence: named, and said so */
+static void name_gpu_ties(struct an *an, struct an_comm *c, const struct flow_facts *ff,
+			  struct an_status *st, int32_t pick)
+{
+	bool need_unsent = ff[pick].unsent && !ff[pick].blocked;
+	uint32_t n = 0;
+	int32_t r;
+
+	if (!gpu_idle_rank(ff, pick, need_unsent))
+		return;
+	for (r = 0; r < c->nranks; r++) {
+		if (r == pick || !gpu_idle_rank(ff, r, need_unsent))
+			continue;
+		add_cul(an, st, r);
+		an_text(st, "%s%d", n ? ", " : "; rank ", r);
+		n++;
+	}
+	if (n)
+		an_text(st, " alike (received data not consumed%s): nothing here"
+			" tells rank %d from %s", need_unsent ? ", own sends not left" : "",
+			pick, n > 1 ? "them" : "it");
+}
+
+/*
  * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
  * Table 4 names the state.  Network evidence (a send that left and was
  * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
@@ -365,6 +460,9 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				gpu_send = true;
 				gs = p;
 			}
+			if (p->dir == AN_SEND && (t4 == AN_T4_GPU_NOT_READY ||
+						  t4 == AN_T4_NOT_TRANSMITTED))
+				ff[r].unsent = true;
 			if (p->dir == AN_SEND && (t4 == AN_T4_NOT_TRANSMITTED ||
 						  t4 == AN_T4_NOT_DELIVERED)) {
 				ff[r].ends++;
@@ -387,9 +485,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		return false;
 	}
 	/* a GPU holding received data and waiting for no one */
-	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
-		if (ff[r].gpu_recv && !ff[r].starving)
-			gpu_idle = true, gpu.rank = r;
+	gpu_idle = gpu_idle_pick(an, c, ff, st->seq, &gpu.rank);
 	for (r = 0; r < c->nranks && gpu.rank < 0; r++)
 		if (ff[r].gpu_recv)
 			gpu.rank = r;
@@ -512,6 +608,8 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 
 		add_cul(an, st, k->rank);
 		describe_sub(st, k);
+		if (k == &gpu && gpu_idle)
+			name_gpu_ties(an, c, ff, st, gpu.rank);
 	} else {
 		if (least.rank < 0) {
 			free(ff);

@@ -135,6 +135,72 @@ static void netstall_pair(struct an_progress p[4][2])
 	prog(&p[3][1], 0, 2, AN_RECV, 16, 16, 16, 16);
 }
 
+/*
+ * Ranks 0, 1 on one host, 2, 3 on another; each sends to and receives
+ * from its counterpart on the other host (ranks of a host talk over
+ * intra-node links, which have no proxy counters).  Rank 2's GPU stalled,
+ * and rank 3's waits for it over such a link: both hold data from the other
+ * host unconsumed and made nothing of their own sends; nothing here tells
+ * them apart.
+ */
+static void gpustall_host(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 2, AN_SEND, 1, 1, 0, 1);
+	prog(&p[0][1], 0, 2, AN_RECV, 1, 0, 0, 0);
+	prog(&p[1][0], 0, 3, AN_SEND, 1, 1, 0, 1);
+	prog(&p[1][1], 0, 3, AN_RECV, 1, 0, 0, 0);
+	prog(&p[2][0], 0, 0, AN_SEND, 1, 0, 0, 0);
+	prog(&p[2][1], 0, 0, AN_RECV, 1, 0, 1, 0);
+	prog(&p[3][0], 0, 1, AN_SEND, 1, 0, 0, 0);
+	prog(&p[3][1], 0, 1, AN_RECV, 1, 0, 1, 0);
+	for (int r = 0; r < 4; r++)
+		p[r][0].nsteps = p[r][1].nsteps = 1;
+}
+
+/*
+ * Ring 0->1->2->3->0, rank 2's GPU stalled in a long op: rank 1's GPU,
+ * blocked in its send to rank 2 (no credit: rank 2 holds its data), no
+ * longer consumes rank 0's data either.  Rank 1 waits for rank 2.
+ */
+static void gpustall_backpressure(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 1, AN_SEND, 12, 12, 0, 10);
+	prog(&p[0][1], 0, 3, AN_RECV, 12, 0, 8, 8);
+	prog(&p[1][0], 0, 2, AN_SEND, 12, 10, 0, 10);
+	prog(&p[1][1], 0, 0, AN_RECV, 12, 0, 12, 10);
+	prog(&p[2][0], 0, 3, AN_SEND, 12, 8, 0, 8);
+	prog(&p[2][1], 0, 1, AN_RECV, 12, 0, 10, 8);
+	prog(&p[3][0], 0, 0, AN_SEND, 8, 8, 0, 8);
+	prog(&p[3][1], 0, 2, AN_RECV, 12, 0, 8, 8);
+}
+
+/* tier C counters; CULPRITS the ranks named, in order */
+static void test_tier_c_names(void (*fill)(struct an_progress[4][2]),
+			      const char *culprits, const char *word)
+{
+	struct an_progress p[4][2];
+	struct sim s;
+	struct sim_comm *c = setup(&s, 5);
+	const struct an_verdict *v;
+	int r;
+
+	fill(p);
+	for (r = 0; r < 4; r++) {
+		struct an_key k = sim_key(&s, c, r);
+
+		an_progress(s.an, &k, &p[r][0], s.now[0]);
+		an_progress(s.an, &k, &p[r][1], s.now[0]);
+	}
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_STR(sim_culprits(v), culprits);
+	CHECK_INT(v->t4, AN_T4_GPU_NOT_READY);
+	CHECK(strstr(v->text, word) != NULL);
+	sim_fini(&s);
+}
+
 /* tier C counters streamed while the step hooks are on */
 static void test_tier_c(void (*fill)(struct an_progress[4][2]), int culprit,
 			enum an_t4 t4, const char *word)
@@ -234,6 +300,8 @@ int main(void)
 	test_tier_c(netstall, 1, AN_T4_NOT_TRANSMITTED, "network");
 	test_tier_c(gpustall, 2, AN_T4_GPU_NOT_READY, "GPU");
 	test_tier_c(netstall_pair, 1, AN_T4_NOT_DELIVERED, "network");
+	test_tier_c_names(gpustall_host, "2,3", "rank 3 alike");
+	test_tier_c_names(gpustall_backpressure, "2", "GPU");
 	test_snapshot(false);
 	test_snapshot(true);
 	test_counters_progress();
