@@ -8,7 +8,8 @@
 # a finished job's state 30 s after it ended: the warm-up runs jobs for
 # 60 s, then the agent's RSS, open files (each uprobe is one), tracked
 # processes and metric series are sampled after every 10 jobs into
-# build/soak.csv (seconds, jobs, RSS KiB, fds, processes, series).  Fails if
+# build/soak.csv (seconds, jobs, RSS KiB, fds, processes, series, heap in
+# use KiB: malloc's live bytes, which tell a leak from fragmentation).  Fails if
 # the agent dies, if its open files grow or its RSS grows past the
 # warm-up's (10% or 2 MiB), and if 35 s after the last job it still tracks
 # a process or exports more series than when idle.  Run it on a host
@@ -21,32 +22,33 @@ SOAK_S=${CCLD_SOAK_S:-1800}
 CSV=$TOP/build/soak.csv
 churn_start_agent
 sleep 2
-read -r _ _ _ series_idle < <(churn_sample)
+read -r _ _ _ series_idle _ < <(churn_sample)
 warm=$(date +%s)
 while [ $(( $(date +%s) - warm )) -lt 60 ]; do
 	churn_jobs 10 || fail "warm-up jobs failed"
 done
-read -r rss0 fds0 procs0 series0 < <(churn_sample)
-echo "seconds,jobs,rss_kib,fds,processes,series" >"$CSV"
-echo "0,$CHURN_N,$rss0,$fds0,$procs0,$series0" >>"$CSV"
+read -r rss0 fds0 procs0 series0 heap0 < <(churn_sample)
+echo "seconds,jobs,rss_kib,fds,processes,series,heap_kib" >"$CSV"
+echo "0,$CHURN_N,$rss0,$fds0,$procs0,$series0,$heap0" >>"$CSV"
 start=$(date +%s)
 max=$rss0 smax=$series0
 while [ $(( $(date +%s) - start )) -lt "$SOAK_S" ]; do
 	churn_jobs 10 || fail "jobs failed"
 	kill -0 "$AGENT" 2>/dev/null || fail "the agent died: $(tail -5 "$TMP/agent.err")"
-	read -r rss fds procs series < <(churn_sample)
-	echo "$(( $(date +%s) - start )),$CHURN_N,$rss,$fds,$procs,$series" >>"$CSV"
+	read -r rss fds procs series heap < <(churn_sample)
+	echo "$(( $(date +%s) - start )),$CHURN_N,$rss,$fds,$procs,$series,$heap" >>"$CSV"
 	[ "$rss" -gt "$max" ] && max=$rss
 	[ "$series" -gt "$smax" ] && smax=$series
 	[ "$fds" -le $((fds0 + 2)) ] || fail "open files grew: $fds0 -> $fds"
 done
 sleep 35
-read -r rss fds procs series < <(churn_sample)
-echo "$(( $(date +%s) - start )),$CHURN_N,$rss,$fds,$procs,$series" >>"$CSV"
+read -r rss fds procs series heap < <(churn_sample)
+echo "$(( $(date +%s) - start )),$CHURN_N,$rss,$fds,$procs,$series,$heap" >>"$CSV"
 [ "$procs" -eq 0 ] || fail "the agent still tracks $procs processes"
 [ "$series" -eq "$series_idle" ] || fail "metric series: $series, $series_idle when idle"
 [ "$max" -le $((rss0 + 2048 > rss0 * 11 / 10 ? rss0 + 2048 : rss0 * 11 / 10)) ] ||
 	fail "RSS grew: ${rss0} -> max ${max} KiB"
 echo "ok: soak ${SOAK_S} s: $CHURN_N jobs, $CHURN_PROCS rank processes ($CHURN_KILLED killed)," \
-	"$CHURN_COMMS comm ranks; RSS ${rss0} -> ${rss} KiB (max ${max}), fds ${fds0} -> ${fds}," \
+	"$CHURN_COMMS comm ranks; RSS ${rss0} -> ${rss} KiB (max ${max}), heap in use" \
+	"${heap0} -> ${heap} KiB, fds ${fds0} -> ${fds}," \
 	"series at most ${smax}, ${series} at the end (idle ${series_idle}); samples in build/soak.csv"

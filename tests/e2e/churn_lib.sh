@@ -65,9 +65,10 @@ churn_jobs() {
 	rm -rf "$TMP/ownlib"
 }
 
-# churn_sample: "RSS_KIB FDS PROCESSES SERIES" of the agent: its resident
+# churn_sample: "RSS_KIB FDS PROCESSES SERIES HEAP_KIB" of the agent: its resident
 # memory, open files (each uprobe is a perf event fd), the NCCL processes it
-# says it traces and the number of metric series it exports
+# says it traces, the number of metric series it exports and its heap in
+# use (malloc's count of live bytes: a leak grows it, fragmentation not)
 churn_sample() {
 	local rss fds
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$AGENT/status")
@@ -77,6 +78,8 @@ import sys, urllib.request
 text = urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=5).read().decode()
 series = [l for l in text.splitlines() if l and not l.startswith("#")]
 procs = [l for l in series if l.startswith("ccld_agent_processes")]
-print(sys.argv[2], sys.argv[3], int(float(procs[0].split()[-1])) if procs else -1, len(series))
+heap = [l for l in series if l.startswith('ccld_agent_heap_bytes{state="in_use"}')]
+print(sys.argv[2], sys.argv[3], int(float(procs[0].split()[-1])) if procs else -1, len(series),
+      int(float(heap[0].split()[-1])) // 1024 if heap else -1)
 PY
 }

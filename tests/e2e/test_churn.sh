@@ -19,7 +19,7 @@ FORGET_S=10
 
 churn_start_agent --forget "$FORGET_S"
 sleep 2
-read -r rss_idle fds_idle procs series_idle < <(churn_sample)
+read -r rss_idle fds_idle procs series_idle _ < <(churn_sample)
 echo "idle: RSS $rss_idle KiB, $fds_idle fds, $series_idle series"
 
 # after a round and the forget delay (and a tick or two): nothing of the
@@ -30,7 +30,7 @@ settled() {
 	local procs series waited
 	sleep "$FORGET_S"
 	for waited in $(seq 40); do
-		read -r RSS FDS procs series < <(churn_sample)
+		read -r RSS FDS procs series _ < <(churn_sample)
 		[ "$procs" = 0 ] && [ "$series" = "$series_idle" ] &&
 			[ "$FDS" -le "${2:-$FDS}" ] && break
 		sleep 1
@@ -72,7 +72,7 @@ done
 [ -n "$reused" ] || fail "could not make job B reuse job A's pids ($a_pids; last $b_pids)"
 # both are traced as live processes: the old code kept the pids as exited
 for _ in $(seq 50); do
-	read -r _ _ procs _ < <(churn_sample)
+	read -r _ _ procs _ _ < <(churn_sample)
 	[ "$procs" = 2 ] && break
 	sleep 0.2
 done

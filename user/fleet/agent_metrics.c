@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "agent_metrics.h"
@@ -31,6 +32,8 @@ static const struct metric_family families[] = {
 	{ "ccld_inflight_age_seconds", METRIC_GAUGE,
 	  "Seconds since the rank's last GPU completion while it has ops in flight (0: none in flight)." },
 	{ "ccld_agent_processes", METRIC_GAUGE, "NCCL processes traced now." },
+	{ "ccld_agent_heap_bytes", METRIC_GAUGE,
+	  "The agent's heap (malloc): in use, and free but still held from the system." },
 	{ "ccld_agent_events_total", METRIC_COUNTER, "Events read from the ring buffers." },
 	{ "ccld_agent_drops_total", METRIC_COUNTER,
 	  "Events the kernel could not put in a ring buffer, by ring." },
@@ -111,6 +114,7 @@ void agent_metrics_update(struct agent_metrics *am, const struct state *st,
 			  uint64_t now_ns)
 {
 	const struct state_counts *sc = state_counts(st);
+	struct mallinfo2 heap;
 	struct comm_rank *cr;
 	char comm[17], rank[16];
 	size_t it;
@@ -134,6 +138,10 @@ void agent_metrics_update(struct agent_metrics *am, const struct state *st,
 	}
 	drop_stale(am);
 	metrics_set(am->m, "ccld_agent_processes", NULL, (double)n->processes);
+	heap = mallinfo2();
+	metrics_set(am->m, "ccld_agent_heap_bytes", "state=\"in_use\"",
+		    (double)(heap.uordblks + heap.hblkhd));
+	metrics_set(am->m, "ccld_agent_heap_bytes", "state=\"free\"", (double)heap.fordblks);
 	metrics_set(am->m, "ccld_agent_events_total", NULL, (double)sc->events);
 	metrics_set(am->m, "ccld_agent_drops_total", "ring=\"main\"", (double)sc->main_drops);
 	metrics_set(am->m, "ccld_agent_drops_total", "ring=\"rare\"", (double)sc->rare_drops);
