@@ -431,6 +431,8 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			const struct an_comm *root);
 /* a sample started for PEND_GROUP ended: the verdict, or none */
 void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/* a slow link whose COST (slow_link_cost) is a quarter of EXTRA_NS at least */
+bool slow_link_explains(double cost, double extra_ns);
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held);
 /* a sample started for PEND_RISE ended: the verdict, or none */

@@ -233,12 +233,17 @@ double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, doubl
  * the ops last (S1: *a its share of the others' wait, *b its mean lead);
  * else 0.
  */
+bool slow_link_explains(double cost, double extra_ns)
+{
+	return !isnan(cost) && (!(extra_ns > 0) || cost >= 0.25 * extra_ns);
+}
+
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
 {
 	double lat, lat_med, cost = slow_link_cost(c, rank, &lat, &lat_med);
 
-	if (!isnan(cost) && (!(extra_ns > 0) || cost >= 0.25 * extra_ns)) {
+	if (slow_link_explains(cost, extra_ns)) {
 		*a = lat;
 		*b = lat_med;
 		return AN_S2;

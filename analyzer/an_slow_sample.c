@@ -530,9 +530,9 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			/* an S1 with P near its bound: a slow link that costs the whole extra is it */
 			s->arr_rank = rank;
 			s->arr_cls = AN_S2;
-		} else if (res->cls != SL_S1 &&
-			   slow_sample_decide(c, extra, &rank, &share, &lead,
-					      &s->arr_held_by) == AN_S1) {
+		} else if (res->cls != SL_S1 && !slow_link_explains(cost, extra) &&
+			   (rank = slow_arrival_explains(c, extra, &share, &lead,
+							 &s->arr_held_by)) >= 0) {
 			/*
 			 * P said the network (every rank's round grew), but no
 			 * link is slow and the hooks saw one rank's GPU reach
