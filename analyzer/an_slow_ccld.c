@@ -134,6 +134,30 @@ void slow_note_round(struct an_slow *s, const struct slow_round *rd, int32_t nra
 		h->n++;
 }
 
+bool slow_stat_push(struct sl_comm_stat **st, size_t *n, size_t *cap,
+		    const struct an_comm *c, uint64_t sig, double median_ns)
+{
+	struct sl_comm_stat *m;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		m = realloc(*st, *cap * sizeof(**st));
+		if (!m) {
+			free(*st);
+			*st = NULL;
+			return false;
+		}
+		*st = m;
+	}
+	memset(&(*st)[*n], 0, sizeof((*st)[*n]));
+	(*st)[*n].comm = c->hash;
+	(*st)[*n].sig = sig;
+	(*st)[*n].nranks = (uint32_t)c->nranks;
+	(*st)[*n].median_ns = median_ns;
+	(*n)++;
+	return true;
+}
+
 /* median Tmax of C's recent judged rounds of signature SIG, NaN if none */
 static double sig_median(const struct an_comm *c, uint64_t sig)
 {
@@ -157,8 +181,9 @@ static double sig_median(const struct an_comm *c, uint64_t sig)
 static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig,
 			    double *mine, double *group, bool *deviant)
 {
-	struct sl_comm_stat *st = NULL, *n;
-	uint32_t ns = 0, cap = 0, me = UINT32_MAX, size = 0;
+	struct sl_comm_stat *st = NULL;
+	size_t ns = 0, cap = 0, me = SIZE_MAX;
+	uint32_t size = 0;
 	struct hkey key;
 	size_t it;
 	void *v;
@@ -169,25 +194,12 @@ static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig
 
 		if (o->nranks != c->nranks || !isfinite(m = sig_median(o, sig)))
 			continue;
-		if (ns == cap) {
-			cap = cap ? 2 * cap : 16;
-			n = realloc(st, cap * sizeof(*st));
-			if (!n) {
-				free(st);
-				return 0;
-			}
-			st = n;
-		}
-		memset(&st[ns], 0, sizeof(st[ns]));
-		st[ns].comm = o->hash;
-		st[ns].sig = sig;
-		st[ns].nranks = (uint32_t)o->nranks;
-		st[ns].median_ns = m;
 		if (o == c)
 			me = ns;
-		ns++;
+		if (!slow_stat_push(&st, &ns, &cap, o, sig, m))
+			return 0;
 	}
-	if (me != UINT32_MAX && ns >= 3 && sl_group_check(st, ns) >= 0) {
+	if (me != SIZE_MAX && ns >= 3 && sl_group_check(st, ns) >= 0) {
 		*mine = st[me].median_ns;
 		*group = st[me].group_median_ns;
 		*deviant = st[me].deviant;

@@ -91,7 +91,7 @@ static int pair_check(struct sl_comm_stat *st, size_t n)
 /* every comm's medians per signature, grouped; NULL on no memory or none */
 static struct sl_comm_stat *scan(struct an *an, size_t *n)
 {
-	struct sl_comm_stat *st = NULL, *m;
+	struct sl_comm_stat *st = NULL;
 	double scratch[GROUP_HIST];
 	size_t cap = 0;
 	struct hkey key;
@@ -106,23 +106,10 @@ static struct sl_comm_stat *scan(struct an *an, size_t *n)
 		for (i = 0; c->slow && i < GROUP_SIGS; i++) {
 			const struct sig_hist *h = &c->slow->gh[i];
 
-			if (h->n < GROUP_HIST)
-				continue;
-			if (*n == cap) {
-				cap = cap ? 2 * cap : 64;
-				m = realloc(st, cap * sizeof(*st));
-				if (!m) {
-					free(st);
-					return NULL;
-				}
-				st = m;
-			}
-			memset(&st[*n], 0, sizeof(st[*n]));
-			st[*n].comm = c->hash;
-			st[*n].sig = h->sig;
-			st[*n].nranks = (uint32_t)c->nranks;
-			st[*n].median_ns = sl_median(h->tmax, h->n, scratch);
-			(*n)++;
+			if (h->n == GROUP_HIST &&
+			    !slow_stat_push(&st, n, &cap, c, h->sig,
+					    sl_median(h->tmax, h->n, scratch)))
+				return NULL;
 		}
 	}
 	if (st && (sl_group_check(st, *n) < 0 || pair_check(st, *n) < 0)) {

@@ -431,6 +431,13 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			const struct an_comm *root);
 /* a sample started for PEND_GROUP ended: the verdict, or none */
 void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/*
+ * Appends C's median round time MEDIAN_NS for signature SIG to the table
+ * *ST (*N entries, *CAP allocated) that sl_group_check() judges; false
+ * (the table freed) on no memory.
+ */
+bool slow_stat_push(struct sl_comm_stat **st, size_t *n, size_t *cap,
+		    const struct an_comm *c, uint64_t sig, double median_ns);
 /* a slow link whose COST (slow_link_cost) is a quarter of EXTRA_NS at least */
 bool slow_link_explains(double cost, double extra_ns);
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
