@@ -465,6 +465,12 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 		ev &= ~(SL_EV_UPDATE | SL_EV_RECOVERY);
 	}
 	/*
+	 * ... or whose sample runs: its verdict comes at the sample's end, from
+	 * the detector's result then; an update now would come before it
+	 */
+	if (c->sampling && (s->pend_ev & SL_EV_ONSET))
+		ev &= ~SL_EV_UPDATE;
+	/*
 	 * Where the CPUs run ahead, a round's durations include GPU work ccld
 	 * does not see: neither who arrived last nor P is known from them,
 	 * the sample decides both.

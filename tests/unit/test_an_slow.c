@@ -7,6 +7,8 @@
 #include <math.h>
 #include "test_an_helpers.h"
 #include "splitmix.h"
+#include "an_int.h"
+#include "an_slow_int.h"
 
 #define W 0x00000000000000a1ull
 #define MS 1000000ull
@@ -406,6 +408,41 @@ static void test_s1_border_sampled(double link_ms)
 		CHECK_INT(v->cls, AN_S3);
 		CHECK_STR(sim_culprits(v), "3,1");
 	}
+out:
+	sim_fini(&s);
+}
+
+/*
+ * The detector's result changes while the sample of an onset runs
+ * (test_attach_midrun ptcompute's CI failure: CCL-D's class went from S1
+ * to S2 two rounds after the onset): nothing was said yet, so there is
+ * nothing to update; the verdict comes at the sample's end, and it is the
+ * first one (an S2 "update" came 0.5 s before the S1 verdict it updated).
+ */
+static void test_no_update_before_sampled_onset(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	const uint64_t link[4] = { MS, 4 * MS, MS, MS };
+	const uint64_t late[4] = { 0, 0, 0, 10 * MS };
+	uint64_t rng = 7, op = 1;
+	struct an_comm *c;
+	struct sim s;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	proxy_busy_rounds(&s, &op, 3, link, false, late, 15 * MS);
+	c = an_comm_get(s.an, W, 0, false);
+	CHECK(c && c->slow && c->sampling && (c->slow->pend_ev & SL_EV_ONSET));
+	if (!c || !c->slow)
+		goto out;
+	slow_ccld_event(s.an, c, &c->slow->newest, (int64_t)c->slow->niter, SL_EV_UPDATE);
+	CHECK_INT(s.nv, 0);
+	proxy_busy_rounds(&s, &op, 6, link, true, late, 15 * MS);
+	sim_tick(&s, 0.75);
+	CHECK(s.nv >= 1);
+	if (s.nv >= 1)
+		CHECK_INT(s.v[0].kind, AN_V_NEW);
 out:
 	sim_fini(&s);
 }
@@ -1098,6 +1135,7 @@ int main(void)
 	test_s2_step_sample();
 	test_s2_no_steps();
 	test_s1_border_sampled(4);
+	test_no_update_before_sampled_onset();
 	test_peer_held_by_synced_op();
 	test_comparable_group_sample(4, 5);
 	test_comparable_group_sample(4, 1.3);
