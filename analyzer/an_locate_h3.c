@@ -344,29 +344,25 @@ static void mark_blocked(const struct an *an, struct an_comm *c,
 static bool gpu_idle_pick(const struct an *an, struct an_comm *c,
 			  struct flow_facts *ff, int64_t seq, int32_t *pick)
 {
-	bool need_unsent = false, any = false;
-	int32_t r;
+	bool need_unsent = false;
+	int32_t r, first = -1;
 
 	mark_blocked(an, c, ff, seq);
 	for (r = 0; r < c->nranks; r++) {
-		if (ff[r].gpu_recv && !ff[r].starving)
-			any = true;
+		if (first < 0 && ff[r].gpu_recv && !ff[r].starving)
+			first = r;
 		need_unsent |= gpu_idle_rank(ff, r, false) && ff[r].unsent;
 	}
-	if (!any)
+	if (first < 0)
 		return false;
+	/* every idle GPU blocked toward another (a cycle): the first */
+	*pick = first;
 	for (r = 0; r < c->nranks; r++)
 		if (gpu_idle_rank(ff, r, need_unsent)) {
 			*pick = r;
-			return true;
+			break;
 		}
-	/* every idle GPU blocked toward another: a cycle; the first */
-	for (r = 0; r < c->nranks; r++)
-		if (ff[r].gpu_recv && !ff[r].starving) {
-			*pick = r;
-			return true;
-		}
-	return false;
+	return true;
 }
 
 /* the other ranks alike to PICK on this evidence: named, and said so */
