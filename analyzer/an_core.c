@@ -389,6 +389,25 @@ void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 		((struct an_comm *)v)->version++;
 }
 
+void an_nccl_warning(struct an *an, uint32_t host, uint32_t pid, const char *file,
+		     uint32_t line, const char *msg, uint64_t t_ns)
+{
+	struct an_proc *p;
+	uint32_t i;
+
+	an->stats.records++;
+	if (host >= an->nhosts || !(i = proc_get(an, host, pid, true))) {
+		an->stats.rejected++;
+		return;
+	}
+	p = &an->procs[i - 1];
+	p->nwarn++;
+	p->warn_t = t_ns;
+	p->warn_line = line;
+	snprintf(p->warn_file, sizeof(p->warn_file), "%s", file);
+	snprintf(p->warn_msg, sizeof(p->warn_msg), "%s", msg);
+}
+
 void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
 		   enum an_proc_state st, int exit_status, uint64_t t_ns)
 {

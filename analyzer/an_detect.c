@@ -378,6 +378,7 @@ static void evaluate(struct an *an)
 		if (n->lost)
 			an_lost_note(an, c, &an->tmp);
 		an_hw_note(an, &an->tmp);
+		an_warn_note(an, &an->tmp);
 		an_net_note(an, c, &an->tmp);
 		if (!c->declared) {
 			c->last = malloc(sizeof(*c->last));

@@ -324,6 +324,11 @@ struct an_proc {
 	uint32_t xid;			/* 0: none */
 	uint64_t xid_bus, xid_t;
 	char xid_text[52];
+	/* the latest warning NCCL logged in it, and how many (an_warn.c) */
+	uint64_t warn_t;
+	uint32_t nwarn, warn_line;
+	char warn_file[AN_LABEL_MAX];
+	char warn_msg[AN_WARN_MAX];
 	/* the latest RDMA error on a NIC it uses (tier D, an_nic.c) */
 	struct an_nic_event nic;	/* nic.source 0: none */
 	uint64_t nic_t;
@@ -427,6 +432,8 @@ void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
+/* an_warn.c: the culprits' recent NCCL warning appended to V's evidence */
+void an_warn_note(const struct an *an, struct an_verdict *v);
 /* an_hw.c: an HW verdict about PID's rank in its largest comm; false: none */
 bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
 		   struct an_verdict *v);

@@ -298,6 +298,7 @@ void slow_send_verdict(struct an *an, struct an_verdict *v)
 		an->stats.recoveries++;
 	} else {
 		an_hw_note(an, v);
+		an_warn_note(an, v);
 		an->stats.verdicts++;
 	}
 	if (an->sink.verdict)

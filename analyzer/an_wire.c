@@ -83,6 +83,33 @@ static void get_text(struct rbuf *b, char *s)
 	s[b->bad ? 0 : n] = '\0';
 }
 
+/* a long text (a warning): u16 length, then its bytes (no NUL; < AN_WARN_MAX) */
+static int put_long_text(struct wbuf *b, const char *s)
+{
+	size_t n = strnlen(s, AN_WARN_MAX), i;
+
+	if (n >= AN_WARN_MAX)
+		return -EINVAL;
+	put(b, n, 2);
+	for (i = 0; i < n; i++)
+		put8(b, (uint8_t)s[i]);
+	return 0;
+}
+
+static void get_long_text(struct rbuf *b, char *s)
+{
+	uint16_t n = (uint16_t)get(b, 2), i;
+
+	if (n >= AN_WARN_MAX)
+		b->bad = true;
+	for (i = 0; i < n && !b->bad; i++) {
+		s[i] = (char)get8(b);
+		if (!s[i])
+			b->bad = true;
+	}
+	s[b->bad ? 0 : n] = '\0';
+}
+
 static void put_key(struct wbuf *b, const struct an_key *k)
 {
 	put32(b, k->pid);
@@ -426,6 +453,12 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put32(&b, w->k.pid);
 		put64(&b, w->lost);
 		break;
+	case AW_NCCL_WARN:
+		put32(&b, w->k.pid);
+		put32(&b, w->warn_line);
+		if (put_text(&b, w->label) || put_long_text(&b, w->warn_msg))
+			return -EINVAL;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -448,7 +481,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		return -EINVAL;
 	}
 	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED) ||
-	    (ver < 3 && type >= AW_OP_DONE) || (ver < 5 && type >= AW_LOST)) {
+	    (ver < 3 && type >= AW_OP_DONE) || (ver < 5 && type >= AW_LOST) ||
+	    (ver < 9 && type >= AW_NCCL_WARN)) {
 		snprintf(err, errlen, "record version %u, this analyzer reads 1 to %u", ver,
 			 AN_WIRE_VERSION);
 		return -EINVAL;
@@ -541,6 +575,12 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->k.pid = get32(&b);
 		w->lost = get64(&b);
 		break;
+	case AW_NCCL_WARN:
+		w->k.pid = get32(&b);
+		w->warn_line = get32(&b);
+		get_text(&b, w->label);
+		get_long_text(&b, w->warn_msg);
+		break;
 	default:
 		snprintf(err, errlen, "unknown record type %u", type);
 		return -EINVAL;
@@ -617,6 +657,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_LOST:
 		an_records_lost(an, host, w->k.pid, w->lost, w->t_ns);
+		break;
+	case AW_NCCL_WARN:
+		an_nccl_warning(an, host, w->k.pid, w->label, w->warn_line, w->warn_msg, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -26,11 +26,12 @@
  * and 8 (one host); version 5 AW_LOST; version 6 AW_THREAD's fd path and
  * AW_LABEL kinds 4 and 5 (the launcher's global and local rank); version 7
  * AW_THREAD's CUDA synchronize (u8 function, u64 entry); version 8 a u8
- * after it (1: found on the thread's stack, the entry is a bound).  A
+ * after it (1: found on the thread's stack, the entry is a bound); version 9
+ * AW_NCCL_WARN.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		8
+#define AN_WIRE_VERSION		9
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)
@@ -53,6 +54,7 @@ enum an_wire_type {
 	AW_THREAD,		/* an_thread_state (version 2) */
 	AW_OP_DONE,		/* an_op_complete (version 3): a p2p op's GPU end */
 	AW_LOST,		/* an_records_lost (version 5) */
+	AW_NCCL_WARN,		/* an_nccl_warning (version 9) */
 	AW_TYPE_MAX,
 };
 
@@ -79,6 +81,8 @@ struct an_wire {
 	struct an_launch launch;	/* AW_LAUNCHED */
 	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
 	uint64_t lost;			/* AW_LOST (k.pid): its records lost so far */
+	uint32_t warn_line;		/* AW_NCCL_WARN (k.pid; label: the file) */
+	char warn_msg[AN_WARN_MAX];
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */
 	struct an_progress subs[AN_WIRE_MAX_SUBS];
 };

@@ -321,6 +321,15 @@ void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
 		  enum an_tcp_kind kind, int old_state, int new_state, const char *remote,
 		  uint64_t t_ns);
 
+/*
+ * NCCL warned in process PID (its WARN(), read live whatever NCCL_DEBUG
+ * says): FILE (the source file's last bytes, < AN_LABEL_MAX), LINE, MSG (<
+ * AN_WARN_MAX bytes).  Cited in the verdicts that name the process.
+ */
+#define AN_WARN_MAX	449
+void an_nccl_warning(struct an *an, uint32_t host, uint32_t pid, const char *file,
+		     uint32_t line, const char *msg, uint64_t t_ns);
+
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */
 #define AN_LABEL_MAX	64

@@ -98,6 +98,7 @@ enum ccld_ev_type {
 	CCLD_EV_PROC_LOST,	/* records of this process lost (ring full): u.lost, its own */
 	CCLD_EV_THREAD_FD,	/* the file its thread's system call is on: u.fd, before that
 				 * thread's CCLD_EV_THREAD record */
+	CCLD_EV_NCCL_WARN,	/* one part of a warning NCCL logged (BPF, rare): u.warn */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -288,6 +289,28 @@ struct ccld_thread_fd {
 	char path[56];		/* NUL-terminated */
 };
 
+/*
+ * CCLD_EV_NCCL_WARN: NCCL's WARN() goes through ncclDebugLog(NCCL_LOG_WARN,
+ * ...), which formats the message into the library's ncclLastError buffer
+ * whatever NCCL_DEBUG says.  Its uretprobe sends one warning as NPARTS
+ * consecutive records of the calling thread: part 0 the source file (its
+ * last bytes), part 1 the format string (its first bytes: the loader checks
+ * the message against it, since a NOWARN-wrapped call leaves the buffer
+ * untouched), parts 2.. the message in CCLD_WARN_CHUNK-byte pieces.
+ */
+#define CCLD_WARN_CHUNK		56
+#define CCLD_WARN_MSG_PARTS	8	/* message bytes kept: 8 * 56 = 448 */
+#define CCLD_WARN_MAX_PARTS	(2 + CCLD_WARN_MSG_PARTS)
+#define NCCL_LOG_WARN_LEVEL	2	/* NCCL's ncclDebugLogLevel NCCL_LOG_WARN */
+
+struct ccld_nccl_warn {
+	__u32 line;		/* the WARN's source line */
+	__u8 part;		/* 0 file, 1 format, 2.. message */
+	__u8 nparts;		/* parts of this warning */
+	__u8 pad[2];
+	char text[CCLD_WARN_CHUNK];	/* NUL-padded; a full chunk has no NUL */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -427,6 +450,7 @@ struct ccld_event {
 		struct ccld_comm_state cstate;
 		struct ccld_thread thread;
 		struct ccld_thread_fd fd;
+		struct ccld_nccl_warn warn;
 		__u8 raw[64];
 	} u;
 	/*

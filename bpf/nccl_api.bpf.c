@@ -665,3 +665,118 @@ int BPF_KPROBE(ld_debug_state)
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
+
+/*
+ * NCCL's warnings (ccld.h, CCLD_EV_NCCL_WARN).  ncclDebugLog's entry keeps,
+ * per thread, where the message will be (ncclLastError: the cookie is
+ * &ncclLastError - &ncclDebugLog, the entry's IP the function's address in
+ * this process), the source file and line, and the format; its return
+ * reads the formatted message and sends it in parts on the rare ring.
+ */
+struct warn_entry {
+	__u64 msg;		/* &ncclLastError in this process */
+	__u64 file;		/* const char *filefunc (WARN: __FILE__) */
+	__u64 fmt;
+	__u32 line;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* a thread that died inside: evicted */
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct warn_entry);
+} warn_entries SEC(".maps");
+
+/* the strings of one warning, read before they are cut into records */
+struct warn_text {
+	char msg[CCLD_WARN_MSG_PARTS * CCLD_WARN_CHUNK];
+	char file[4 * CCLD_WARN_CHUNK];
+	char fmt[CCLD_WARN_CHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct warn_text);
+} warn_scratch SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(nccl_warn_entry, int level, unsigned long flags, const char *filefunc,
+	       int line, const char *fmt)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct warn_entry w = {};
+
+	if (level != NCCL_LOG_WARN_LEVEL || !traced())
+		return 0;
+	w.msg = PT_REGS_IP(ctx) + (__s64)bpf_get_attach_cookie(ctx);
+	w.file = (__u64)filefunc;
+	w.fmt = (__u64)fmt;
+	w.line = line;
+	bpf_map_update_elem(&warn_entries, &id, &w, BPF_ANY);
+	return 0;
+}
+
+static __always_inline bool warn_part(__u8 part, __u8 nparts, __u32 line, const char *src)
+{
+	struct ccld_event *e = reserve(true);
+
+	if (!e)
+		return false;
+	fill_header(e, CCLD_EV_NCCL_WARN, 0, CCLD_F_RETPROBE);
+	e->u.warn.line = line;
+	e->u.warn.part = part;
+	e->u.warn.nparts = nparts;
+	__builtin_memcpy(e->u.warn.text, src, CCLD_WARN_CHUNK);
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(nccl_warn_return)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct warn_entry *we = bpf_map_lookup_elem(&warn_entries, &id);
+	struct warn_entry w;
+	struct warn_text *t;
+	__u32 zero = 0;
+	long n, nf, from;
+	__u8 nmsg, i;
+
+	if (!we)
+		return 0;
+	w = *we;
+	bpf_map_delete_elem(&warn_entries, &id);
+	t = bpf_map_lookup_elem(&warn_scratch, &zero);
+	if (!t)
+		return 0;
+	__builtin_memset(t, 0, sizeof(*t));
+	n = bpf_probe_read_user_str(t->msg, sizeof(t->msg), (void *)w.msg);
+	if (n < 1)
+		n = 1;
+	nf = bpf_probe_read_user_str(t->file, sizeof(t->file), (void *)w.file);
+	bpf_probe_read_user_str(t->fmt, sizeof(t->fmt), (void *)w.fmt);
+	/* the file's last bytes (its name, not the build's directories) */
+	from = nf - CCLD_WARN_CHUNK;
+	if (from < 0)
+		from = 0;
+	if (from > (long)sizeof(t->file) - CCLD_WARN_CHUNK)
+		from = sizeof(t->file) - CCLD_WARN_CHUNK;
+	/* message chunks, the NUL included (N counts it) */
+	nmsg = (n + CCLD_WARN_CHUNK - 1) / CCLD_WARN_CHUNK;
+	if (nmsg < 1)
+		nmsg = 1;
+	if (nmsg > CCLD_WARN_MSG_PARTS)
+		nmsg = CCLD_WARN_MSG_PARTS;
+	if (!warn_part(0, 2 + nmsg, w.line, t->file + from) ||
+	    !warn_part(1, 2 + nmsg, w.line, t->fmt))
+		return 0;
+	for (i = 0; i < CCLD_WARN_MSG_PARTS; i++) {
+		if (i >= nmsg ||
+		    !warn_part(2 + i, 2 + nmsg, w.line, t->msg + i * CCLD_WARN_CHUNK))
+			break;
+	}
+	return 0;
+}

@@ -56,6 +56,13 @@ const struct hook_def nccl_hooks[] = {
 	{ "ncclProfilerStopProxyStepEvent", CCLD_FN_PROXY_STEP_STOP, 'C', false, "step done",
 	  OP_ARGS ", int)" },
 #undef OP_ARGS
+	/*
+	 * NCCL's WARN(): a C++ function local to the library (2.28:
+	 * _Z12ncclDebugLog17ncclDebugLogLevelmPKciS1_z), which also formats
+	 * the message into the library's ncclLastError (elfsym.c's objects).
+	 */
+	{ "ncclDebugLog", 0, 'W', false, "NCCL's warnings",
+	  "(ncclDebugLogLevel, unsigned long, char const*, int, char const*, ...)" },
 };
 
 const int nccl_hooks_n = sizeof(nccl_hooks) / sizeof(nccl_hooks[0]);

@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include "ccld.h"
 
-enum hook_tier { HOOK_TIER_A = 'A', HOOK_TIER_B = 'B', HOOK_TIER_C = 'C' };
+/* W: NCCL's warnings (ncclDebugLog, CCLD_EV_NCCL_WARN) */
+enum hook_tier { HOOK_TIER_A = 'A', HOOK_TIER_B = 'B', HOOK_TIER_C = 'C', HOOK_TIER_W = 'W' };
 
 struct hook_def {
 	const char *symbol;	/* function name in the library */

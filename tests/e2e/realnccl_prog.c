@@ -2,7 +2,9 @@
 /*
  * Calls the real NCCL API with known, invalid arguments (there is no GPU:
  * the calls fail fast) and prints each call with its return code as a JSON
- * line, for test_trace_realnccl.sh to compare with what ccld-trace saw.
+ * line, then NCCL's last warning, for test_trace_realnccl.sh and
+ * test_nccl_warn.sh to compare with what ccld-trace saw.  Built against the
+ * stand-in too (its nccl.h): the same calls.
  * Usage: realnccl_prog GOFILE   (waits until GOFILE exists, so the tracer
  * can attach first)
  */
@@ -13,6 +15,28 @@
 #include <nccl.h>
 
 #define STREAM(x) ((cudaStream_t)(unsigned long)(x))
+
+/*
+ * NCCL's last warning after a call, as the library itself says it
+ * (ncclGetLastError): {"last_error":"..."}, for the warnings ccld reads
+ */
+static void print_last_error(void)
+{
+	const char *e = ncclGetLastError(NULL);
+
+	if (!e || !e[0])
+		return;
+	printf("{\"last_error\":\"");
+	for (; *e; e++) {
+		if (*e == '"' || *e == '\\')
+			printf("\\%c", *e);
+		else if ((unsigned char)*e < 0x20)
+			printf("\\u%04x", (unsigned char)*e);
+		else
+			putchar(*e);
+	}
+	printf("\"}\n");
+}
 
 static void print_call(const char *op, size_t count, const char *dtype,
 		       const char *redop, int root, int peer, unsigned long stream,
@@ -26,6 +50,7 @@ static void print_call(const char *op, size_t count, const char *dtype,
 	printf(root >= 0 ? "\"root\":%d," : "\"root\":null,", root);
 	printf(peer >= 0 ? "\"peer\":%d," : "\"peer\":null,", peer);
 	printf("\"stream\":\"0x%lx\",\"ret\":%d}\n", stream, ret);
+	print_last_error();
 }
 
 int main(int argc, char **argv)
@@ -47,8 +72,10 @@ int main(int argc, char **argv)
 	memset(&id, 0x5a, sizeof(id));
 	ret = ncclCommInitRankConfig(&comm, 4, id, 9, &config);
 	printf("{\"op\":\"CommInitRankConfig\",\"arg_nranks\":4,\"arg_rank\":9,\"ret\":%d}\n", ret);
+	print_last_error();
 	ret = ncclCommSplit(NULL, 3, 5, &newcomm, NULL);
 	printf("{\"op\":\"CommSplit\",\"color\":3,\"key\":5,\"ret\":%d}\n", ret);
+	print_last_error();
 	ret = ncclAllReduce((void *)0x1000, (void *)0x2000, 1234, ncclFloat32,
 			    ncclMax, NULL, STREAM(0x5000));
 	print_call("AllReduce", 1234, "float32", "max", -1, -1, 0x5000, ret);

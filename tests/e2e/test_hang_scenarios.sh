@@ -9,6 +9,8 @@
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 STALL=${CCLD_TEST_STALL:-3}
+# NCCL's warnings are read whatever NCCL_DEBUG says: the tests run without it
+unset NCCL_DEBUG
 # a failed scenario's capture is replayed with these (tests/lib.sh)
 SCENARIO_REPLAY_ARGS="--stall $STALL"
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 5 --timeout 120)
@@ -54,6 +56,11 @@ mkfifo "$TMP/ckpt.fifo"
 scenario ckpt-write "--steps 100000 --hang 2:20:write=$TMP/ckpt.fifo" \
 	"--class H1 --culprits 2 --kind tp --evidence-has in_write()_on_%TMP%/ckpt.fifo"
 scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
+# over the socket transport the exited rank's peers find its connections
+# closed and NCCL warns so (NCCL_DEBUG unset): the verdict cites that warning
+CCLD_SIM_TRANSPORT=socket scenario exit-socket "--steps 100000 --exit 6:20" \
+	"--class H1 --culprits 6 --kind tp --evidence-has logged_NCCL_WARN
+	 --evidence-has Connection_closed_by_remote_peer"
 # the ranks idle 300 ms after each step, so the stop lands between calls
 scenario sigstop "--steps 100000 --step-delay 300" \
 	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped" "" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stand-in is faithful where ccld depends on it: every NCCL-internal
-# function ccld resolves (tier C hooks, proxy progress functions with their
-# transport) has the same symbol in the stand-in as in the real libnccl.so.2
+# function ccld resolves (tier C hooks, ncclDebugLog for NCCL's warnings,
+# proxy progress functions with their transport) has the same symbol in the stand-in as in the real libnccl.so.2
 # 2.28.9.  Skips where the real library is absent (not on CI).
 . "$(dirname "$0")/../lib.sh"
 set -u
@@ -27,8 +27,9 @@ for name, sym in sorted(rh.items()):
     if name in sh and sh[name] != sym:
         bad.append("hook %s: real %s, stand-in %s" % (name, sym, sh[name]))
     tier = [h["tier"] for h in real["hooks"] if h["symbol"] == name][0]
-    if tier == "C" and name not in sh:
-        bad.append("tier C hook %s (%s) missing in the stand-in" % (name, sym))
+    # tier C (proxy) and W (NCCL's warnings): internal functions ccld hooks
+    if tier in ("C", "W") and name not in sh:
+        bad.append("tier %s hook %s (%s) missing in the stand-in" % (tier, name, sym))
 def progress(o):
     return {(p["transport"], p["dir"]): p["elf_symbol"] for p in o["progress"]}
 rp, sp = progress(real), progress(sim)

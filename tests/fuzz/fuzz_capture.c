@@ -5,7 +5,8 @@
  * streams and records reach the decoder), then the bytes of a file.  The
  * file is read from memory and through a file descriptor (the latter with
  * 37-byte reads in fuzzing builds); both must end, and give the same items
- * and the same errors.
+ * and the same errors.  NCCL's warnings among the records are put together
+ * (ncclwarn.h), the same way from both.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "capture.h"
+#include "ncclwarn.h"
 
 extern bool capture_fuzz_ignore_crc;
 
@@ -24,6 +26,7 @@ struct digest {
 	uint64_t hash;
 	size_t events, metas, errors;
 	bool opened;
+	struct warn_asm *warn;	/* NCCL's warnings from their records (ncclwarn.h) */
 };
 
 static void feed(struct digest *d, const void *p, size_t n)
@@ -54,6 +57,14 @@ static void drain(struct capture_reader *r, struct digest *d)
 				abort();	/* the reader let a bad record out */
 			feed(d, &ev, sizeof(ev));
 			d->events++;
+			if (ev.type == CCLD_EV_NCCL_WARN) {
+				struct nccl_warning w;
+				enum warn_feed wf = warn_asm_feed(d->warn, 0, &ev, &w);
+
+				feed(d, &wf, sizeof(wf));
+				if (wf == WARN_DONE)
+					feed(d, w.msg, strlen(w.msg));
+			}
 			break;
 		case CAPTURE_META:
 			feed(d, meta, strlen(meta));
@@ -83,14 +94,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct digest a = { .hash = 14695981039346656037ull };
-	struct digest b = a;
+	static struct warn_asm wa, wb;
+	struct digest a = { .hash = 14695981039346656037ull, .warn = &wa };
+	struct digest b = { .hash = a.hash, .warn = &wb };
 	struct capture_reader *r;
 	struct capture_header h;
 	char err[256];
 
 	if (!size)
 		return 0;
+	memset(&wa, 0, sizeof(wa));
+	memset(&wb, 0, sizeof(wb));
 	capture_fuzz_ignore_crc = data[0] & 1;
 	data++;
 	size--;

@@ -19,6 +19,7 @@ CODEC_ZLIB = 1
 ABI_VERSION = 2
 EV_CALL, EV_RET, EV_TICK, EV_PROC_ATTACH = 1, 2, 35, 32
 FN_ALLREDUCE, FN_SEND = 1, 9
+EV_NCCL_WARN, WARN_CHUNK = 45, 56
 
 
 def header(host, boot_id, offset_ns, kernel, version):
@@ -76,6 +77,30 @@ def example():
     return out
 
 
+def warn_parts(pid, tid, ts, line, file, fmt, msg, drop=None):
+    """one of NCCL's warnings as BPF sends it: file, format, message chunks"""
+    chunks = [file[-WARN_CHUNK:], fmt[:WARN_CHUNK - 1]]
+    m = msg + b"\0"
+    chunks += [m[i:i + WARN_CHUNK] for i in range(0, len(m), WARN_CHUNK)]
+    return [event(EV_NCCL_WARN, 0, pid, tid, ts + i, flags=16,
+                  union=struct.pack("<IBB2x", line, i, len(chunks)) + c.ljust(WARN_CHUNK, b"\0"))
+            for i, c in enumerate(chunks) if i != drop]
+
+
+def warnings():
+    """two of NCCL's warnings, threads interleaved, and one missing a part"""
+    out = header("seed", "ffffffff-0000-1111-2222-444444444444", 0, "6.1", "seed")
+    a = warn_parts(7, 8, 1000, 71, b"misc/socket.cc", b"socketProgress: Connection closed "
+                   b"by remote peer %s", b"socketProgress: Connection closed by remote peer "
+                   b"10.0.0.2<41000>")
+    b = warn_parts(7, 9, 1001, 30, b"misc/argcheck.cc", b"%s : comm argument is NULL",
+                   b"AllReduce : comm argument is NULL")
+    c = warn_parts(7, 8, 2000, 12, b"init.cc", b"Invalid rank %d", b"Invalid rank 9", drop=1)
+    evs = [e for pair in zip(a, b + [b""] * len(a)) for e in pair if e] + c
+    out += block(EVENTS, len(evs), b"".join(evs))
+    return out
+
+
 def many(n, per_block):
     out = header("seed", "ffffffff-0000-1111-2222-333333333333", -5, "6.1", "seed")
     for start in range(0, n, per_block):
@@ -107,6 +132,7 @@ def main():
         "flipped": m[:300] + bytes([m[300] ^ 0x40]) + m[301:],
         "garbage-between": m[:500] + b"\xee" * 64 + m[500:],
         "empty-meta": ex[:240] + block(META, 1, b""),
+        "nccl-warnings": warnings(),
     }
     for name, data in seeds.items():
         with open(os.path.join(d, name + ".ccld"), "wb") as f:

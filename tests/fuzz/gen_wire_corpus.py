@@ -5,12 +5,14 @@ its 2-byte length: a 4-rank all-reduce entered, returned and completed with
 proxy progress and a snapshot, clocks and process states (version 1
 records, which a version-2 decoder still reads); and a job seen only from
 memory at attach (version 2: launch counters, snapshots with the op's
-arguments, thread states)."""
+arguments, thread states), and a hang with one of NCCL's warnings (version
+9)."""
 import struct
 import sys
 
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
 TCP, RDMA, LAUNCHED, THREAD = 12, 13, 14, 15
+NCCL_WARN = 18
 
 
 def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
@@ -42,6 +44,12 @@ def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait",
            + struct.pack("<IIBBiQ", pid, tid, state, int(pid == tid), syscall, 0)
            + struct.pack("<B", len(name)) + name + struct.pack("<B", len(wchan)) + wchan)
     return out if path is None else out + struct.pack("<B", len(path)) + path
+
+
+def nccl_warn(ts, pid, line, file, msg):
+    """AW_NCCL_WARN (v9): pid, line, file (u8 length + bytes), message (u16 length + bytes)"""
+    return (hdr(NCCL_WARN, ts, 9) + struct.pack("<IIB", pid, line, len(file)) + file
+            + struct.pack("<H", len(msg)) + msg)
 
 
 def prog2(posted, received, done, peer, op, send, nbytes=56, coll=4, dtype=7):
@@ -132,6 +140,9 @@ def main():
     d = sys.argv[1]
     seeds = {"healthy4": job(4, 1_000_000_000), "hang4": job(4, 5, hang_rank=2),
              "hang2": job(2, 0, hang_rank=1),
+             "hang4warn": job(4, 5, hang_rank=2) + rec(nccl_warn(
+                 2_000_000_000, 101, 71, b"misc/socket.cc",
+                 b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),
              "attach4dead": attached(4, 1_000_000_000, dead=3)}
     for name, data in seeds.items():

@@ -23,7 +23,6 @@
 	ret func(__VA_ARGS__)
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static char g_last_error[1024];
 static int g_first_init_done;	/* faults are set up at the first init */
 static int g_first_init_failed;
 
@@ -36,16 +35,23 @@ struct pending {
 static __thread int t_group_depth;
 static __thread struct pending *t_pending, **t_pending_tail;
 
-void sim_set_last_error(const char *fmt, ...)
+char ncclLastError[1024];
+
+void ncclDebugLog(ncclDebugLogLevel level, unsigned long flags, const char *filefunc, int line,
+		  const char *fmt, ...)
 {
 	va_list ap;
 
+	(void)flags;
+	if (level != NCCL_LOG_WARN)
+		return;
 	pthread_mutex_lock(&g_mu);
 	va_start(ap, fmt);
-	vsnprintf(g_last_error, sizeof(g_last_error), fmt, ap);
+	vsnprintf(ncclLastError, sizeof(ncclLastError), fmt, ap);
 	va_end(ap);
 	if (getenv("NCCL_DEBUG"))
-		fprintf(stderr, "%d NCCL WARN %s\n", (int)getpid(), g_last_error);
+		fprintf(stderr, "%d %s:%d NCCL WARN %s\n", (int)getpid(), filefunc, line,
+			ncclLastError);
 	pthread_mutex_unlock(&g_mu);
 }
 
@@ -104,7 +110,7 @@ static int comm_ok(const struct ncclComm *comm)
 #define CHECK_COMM(comm, fn)							\
 	do {									\
 		if (!comm_ok(comm)) {						\
-			sim_set_last_error("%s: invalid communicator %p", fn, (void *)(comm)); \
+			SIM_WARN("%s: invalid communicator %p", fn, (void *)(comm));	       \
 			return ncclInvalidArgument;				\
 		}								\
 	} while (0)
@@ -119,12 +125,12 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	char err[256];
 
 	if (nranks < 1 || nranks > SIM_MAX_RANKS) {
-		sim_set_last_error("invalid nranks %d (the stand-in supports 1..%d)", nranks,
-				   SIM_MAX_RANKS);
+		SIM_WARN("invalid nranks %d (the stand-in supports 1..%d)", nranks,
+			 SIM_MAX_RANKS);
 		return ncclInvalidArgument;
 	}
 	if (rank < 0 || rank >= nranks) {
-		sim_set_last_error("invalid rank %d (nranks %d)", rank, nranks);
+		SIM_WARN("invalid rank %d (nranks %d)", rank, nranks);
 		return ncclInvalidArgument;
 	}
 	pthread_mutex_lock(&g_mu);
@@ -140,7 +146,7 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	res = g_first_init_failed ? ncclInvalidArgument : ncclSuccess;
 	pthread_mutex_unlock(&g_mu);
 	if (res) {
-		sim_set_last_error("malformed CCLD_SIM_FAULT or CCLD_SIM_TRANSPORT (see stderr)");
+		SIM_WARN("malformed CCLD_SIM_FAULT or CCLD_SIM_TRANSPORT (see stderr)");
 		return res;
 	}
 	comm = calloc(1, sizeof(*comm));
@@ -245,7 +251,7 @@ __attribute__((used)) static const char sim_version_string[] =
 NCCL_API(ncclResult_t, ncclGetVersion, int *version)
 {
 	if (!version) {
-		sim_set_last_error("ncclGetVersion: version is NULL");
+		SIM_WARN("ncclGetVersion: version is NULL");
 		return ncclInvalidArgument;
 	}
 	*version = NCCL_VERSION_CODE;
@@ -259,11 +265,11 @@ NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId *uniqueId)
 	int i;
 
 	if (!uniqueId) {
-		sim_set_last_error("ncclGetUniqueId: uniqueId is NULL");
+		SIM_WARN("ncclGetUniqueId: uniqueId is NULL");
 		return ncclInvalidArgument;
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		sim_set_last_error("ncclGetUniqueId: getrandom: %s", strerror(errno));
+		SIM_WARN("ncclGetUniqueId: getrandom: %s", strerror(errno));
 		return ncclSystemError;
 	}
 	memcpy(uniqueId->internal, rnd, sizeof(rnd));
@@ -292,7 +298,7 @@ NCCL_API(const char *, ncclGetErrorString, ncclResult_t code)
 NCCL_API(const char *, ncclGetLastError, ncclComm_t comm)
 {
 	(void)comm;
-	return g_last_error;
+	return ncclLastError;
 }
 
 /* ---- communicator creation --------------------------------------------- */
@@ -306,18 +312,18 @@ static ncclResult_t init_rank(ncclComm_t *newcomm, int nranks, const ncclUniqueI
 	int logged = 0;
 
 	if (!newcomm) {
-		sim_set_last_error("%s: newcomm is NULL", what);
+		SIM_WARN("%s: newcomm is NULL", what);
 		res = ncclInvalidArgument;
 		goto out;
 	}
 	if (config && (config->magic != NCCL_CONFIG_MAGIC || config->size < sizeof(size_t) + 8)) {
-		sim_set_last_error("%s: config not initialized with NCCL_CONFIG_INITIALIZER", what);
+		SIM_WARN("%s: config not initialized with NCCL_CONFIG_INITIALIZER", what);
 		res = ncclInvalidArgument;
 		goto out;
 	}
 	if (id_tag(id, tag)) {
-		sim_set_last_error("%s: invalid unique id (not made by this stand-in's ncclGetUniqueId)",
-				   what);
+		SIM_WARN("%s: invalid unique id (not made by this stand-in's ncclGetUniqueId)",
+			 what);
 		res = ncclInvalidArgument;
 		goto out;
 	}
@@ -365,8 +371,8 @@ NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t *comms, int ndev, const int *
 	int i, logged = 0;
 
 	if (!comms || ndev < 1 || ndev > SIM_MAX_RANKS) {
-		sim_set_last_error("ncclCommInitAll: invalid arguments (comms %p, ndev %d)",
-				   (void *)comms, ndev);
+		SIM_WARN("ncclCommInitAll: invalid arguments (comms %p, ndev %d)",
+			 (void *)comms, ndev);
 		sim_calllog(NULL, "CommInitAll", 0, 0, 0, -1, -1, -1, -1, 1, ncclInvalidArgument, NULL);
 		return ncclInvalidArgument;
 	}
@@ -408,8 +414,8 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
 
 	CHECK_COMM(comm, "ncclCommSplit");
 	if (!newcomm || (color < 0 && color != NCCL_SPLIT_NOCOLOR)) {
-		sim_set_last_error("ncclCommSplit: invalid arguments (color %d, newcomm %p)", color,
-				   (void *)newcomm);
+		SIM_WARN("ncclCommSplit: invalid arguments (color %d, newcomm %p)", color,
+			 (void *)newcomm);
 		return ncclInvalidArgument;
 	}
 	(void)config;
@@ -502,7 +508,7 @@ NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t *asy
 {
 	CHECK_COMM(comm, "ncclCommGetAsyncError");
 	if (!asyncError) {
-		sim_set_last_error("ncclCommGetAsyncError: asyncError is NULL");
+		SIM_WARN("ncclCommGetAsyncError: asyncError is NULL");
 		return ncclInvalidArgument;
 	}
 	/* hangs are never errors: a stuck op stays in flight */
@@ -701,7 +707,7 @@ NCCL_API(ncclResult_t, ncclGroupEnd, void)
 	struct pending *list;
 
 	if (t_group_depth == 0) {
-		sim_set_last_error("ncclGroupEnd: not in a group");
+		SIM_WARN("ncclGroupEnd: not in a group");
 		res = ncclInvalidUsage;
 	} else if (--t_group_depth == 0 && t_pending) {
 		list = t_pending;
@@ -749,7 +755,7 @@ static ncclResult_t enqueue_part(int func, int api, const void *sendbuff, void *
 	uint64_t seq = 0;
 
 	if (!comm_ok(comm)) {
-		sim_set_last_error("nccl%s: invalid communicator %p", func_name(func), (void *)comm);
+		SIM_WARN("nccl%s: invalid communicator %p", func_name(func), (void *)comm);
 		res = ncclInvalidArgument;
 		comm = NULL;
 		goto log;
@@ -757,14 +763,14 @@ static ncclResult_t enqueue_part(int func, int api, const void *sendbuff, void *
 	/* seq: this comm's collective calls so far (invalid ones do not count) */
 	seq = comm->callSeq;
 	if (dtype < 0 || dtype >= ncclNumTypes) {
-		sim_set_last_error("nccl%s: invalid type %d", func_name(func), dtype);
+		SIM_WARN("nccl%s: invalid type %d", func_name(func), dtype);
 		res = ncclInvalidArgument;
 	} else if (has_redop && (redop < 0 || redop >= ncclNumOps)) {
-		sim_set_last_error("nccl%s: invalid reduction operation %d", func_name(func), redop);
+		SIM_WARN("nccl%s: invalid reduction operation %d", func_name(func), redop);
 		res = ncclInvalidArgument;
 	} else if ((has_root || p2p) && (root < 0 || root >= comm->nRanks)) {
-		sim_set_last_error("nccl%s: invalid %s %d (nranks %d)", func_name(func),
-				   p2p ? "peer" : "root", root, comm->nRanks);
+		SIM_WARN("nccl%s: invalid %s %d (nranks %d)", func_name(func),
+			 p2p ? "peer" : "root", root, comm->nRanks);
 		res = ncclInvalidArgument;
 	}
 	if (res)
@@ -772,8 +778,8 @@ static ncclResult_t enqueue_part(int func, int api, const void *sendbuff, void *
 	needs_send = func != ncclFuncRecv && !(func == ncclFuncBroadcast && comm->rank != root);
 	needs_recv = func != ncclFuncSend && !(func == ncclFuncReduce && comm->rank != root);
 	if (count && ((needs_send && !sendbuff) || (needs_recv && !recvbuff))) {
-		sim_set_last_error("nccl%s: %s is NULL", func_name(func),
-				   needs_send && !sendbuff ? "sendbuff" : "recvbuff");
+		SIM_WARN("nccl%s: %s is NULL", func_name(func),
+			 needs_send && !sendbuff ? "sendbuff" : "recvbuff");
 		res = ncclInvalidArgument;
 		goto log;
 	}
@@ -822,7 +828,7 @@ static ncclResult_t p2p_coll(int api, const void *sendbuff, void *recvbuff, size
 	int n, me, r;
 
 	if (!comm_ok(comm)) {
-		sim_set_last_error("nccl%s: invalid communicator %p", func_name(api), (void *)comm);
+		SIM_WARN("nccl%s: invalid communicator %p", func_name(api), (void *)comm);
 		res = ncclInvalidArgument;
 		comm = NULL;
 		goto log;
@@ -830,16 +836,16 @@ static ncclResult_t p2p_coll(int api, const void *sendbuff, void *recvbuff, size
 	n = comm->nRanks;
 	me = comm->rank;
 	if (dtype < 0 || dtype >= ncclNumTypes) {
-		sim_set_last_error("nccl%s: invalid type %d", func_name(api), dtype);
+		SIM_WARN("nccl%s: invalid type %d", func_name(api), dtype);
 		res = ncclInvalidArgument;
 	} else if (api != ncclFuncAlltoAll && (root < 0 || root >= n)) {
-		sim_set_last_error("nccl%s: invalid root %d (nranks %d)", func_name(api), root, n);
+		SIM_WARN("nccl%s: invalid root %d (nranks %d)", func_name(api), root, n);
 		res = ncclInvalidArgument;
 	} else if (count && (!sendbuff && (api != ncclFuncScatter || me == root))) {
-		sim_set_last_error("nccl%s: sendbuff is NULL", func_name(api));
+		SIM_WARN("nccl%s: sendbuff is NULL", func_name(api));
 		res = ncclInvalidArgument;
 	} else if (count && (!recvbuff && (api != ncclFuncGather || me == root))) {
-		sim_set_last_error("nccl%s: recvbuff is NULL", func_name(api));
+		SIM_WARN("nccl%s: recvbuff is NULL", func_name(api));
 		res = ncclInvalidArgument;
 	}
 	if (res || !count)	/* NCCL drops an empty collective */

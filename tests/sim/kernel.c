@@ -448,7 +448,7 @@ ncclResult_t sim_plan_launch(struct sim_op *ops, void *stream)
 					       op->args[i]->simIsRecv);
 	}
 	if (ccldsim_stream_launch((cudaStream_t)stream, kernel_run, plan) != cudaSuccess) {
-		sim_set_last_error("cannot launch on stream %p: invalid stream", stream);
+		SIM_WARN("cannot launch on stream %p: invalid stream", stream);
 		return ncclUnhandledCudaError;
 	}
 	return ncclSuccess;

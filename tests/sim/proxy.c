@@ -687,7 +687,7 @@ ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out)
 
 	ps = calloc(1, sizeof(*ps));
 	if (!ps) {
-		sim_set_last_error("cannot allocate a proxy state");
+		SIM_WARN("cannot allocate a proxy state");
 		return ncclSystemError;
 	}
 	pthread_mutex_init(&ps->mu, NULL);
@@ -697,8 +697,8 @@ ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out)
 	ps->bell = sim_bell_map(ps->bellName);
 	if (!ps->bell) {
 		pthread_mutex_unlock(&g_states_mu);
-		sim_set_last_error("cannot create the doorbell %s: %s", ps->bellName,
-				   strerror(errno));
+		SIM_WARN("cannot create the doorbell %s: %s", ps->bellName,
+			 strerror(errno));
 		free(ps);
 		return ncclSystemError;
 	}
@@ -709,7 +709,7 @@ ncclResult_t sim_proxy_create(const char *tag, struct ncclProxyState **out)
 	if (err) {
 		pthread_mutex_unlock(&g_states_mu);
 		shm_unlink(ps->bellName);
-		sim_set_last_error("cannot start the proxy thread: %s", strerror(err));
+		SIM_WARN("cannot start the proxy thread: %s", strerror(err));
 		free(ps);
 		return ncclSystemError;
 	}

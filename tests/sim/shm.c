@@ -126,15 +126,15 @@ ncclResult_t sim_seg_join(struct ncclComm *comm, const char *tag, uint64_t hash,
 	comm->segSize = seg_size(nranks);
 	seg = shm_map(comm->segName, comm->segSize, 1);
 	if (!seg) {
-		sim_set_last_error("cannot map shared memory %s: %s", comm->segName,
-				   strerror(errno));
+		SIM_WARN("cannot map shared memory %s: %s", comm->segName,
+			 strerror(errno));
 		return ncclSystemError;
 	}
 	comm->seg = seg;
 	if (!__atomic_compare_exchange_n(&seg->nranks, &zero, nranks, 0, __ATOMIC_SEQ_CST,
 					 __ATOMIC_SEQ_CST) && zero != (uint32_t)nranks) {
-		sim_set_last_error("rank %d: nranks %d differs from %u given by another rank",
-				   rank, nranks, zero);
+		SIM_WARN("rank %d: nranks %d differs from %u given by another rank",
+			 rank, nranks, zero);
 		goto fail;
 	}
 	seg->magic = NCCL_MAGIC;
@@ -143,8 +143,8 @@ ncclResult_t sim_seg_join(struct ncclComm *comm, const char *tag, uint64_t hash,
 	zero = 0;
 	if (!__atomic_compare_exchange_n(&ri->present, &zero, 1, 0, __ATOMIC_SEQ_CST,
 					 __ATOMIC_SEQ_CST)) {
-		sim_set_last_error("rank %d of communicator %016llx joined twice", rank,
-				   (unsigned long long)hash);
+		SIM_WARN("rank %d of communicator %016llx joined twice", rank,
+			 (unsigned long long)hash);
 		goto fail;
 	}
 	ri->pid = getpid();
@@ -212,8 +212,8 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 		comm->peerBells[r] = sim_bell_map(seg->ranks[r].bell);
 		comm->peerKbells[r] = sim_bell_map(seg->ranks[r].kbell);
 		if (!comm->peerBells[r] || !comm->peerKbells[r]) {
-			sim_set_last_error("cannot map the doorbell %s of rank %d: %s",
-					   seg->ranks[r].bell, r, strerror(errno));
+			SIM_WARN("cannot map the doorbell %s of rank %d: %s",
+				 seg->ranks[r].bell, r, strerror(errno));
 			return ncclSystemError;
 		}
 	}

@@ -372,6 +372,22 @@ uint64_t sim_pid_hash(void);
 
 /* api.c */
 uint64_t sim_get_hash(const void *bytes, size_t size);	/* NCCL's getHash */
-void sim_set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * NCCL's logger, as NCCL 2.28's src/debug.cc: the same C++ symbol and
+ * arguments, and a WARN is formatted into ncclLastError whatever
+ * NCCL_DEBUG says (ccld reads it there), printed only with NCCL_DEBUG set.
+ * SIM_WARN is NCCL's WARN().
+ */
+typedef enum {
+	NCCL_LOG_NONE = 0, NCCL_LOG_VERSION = 1, NCCL_LOG_WARN = 2, NCCL_LOG_INFO = 3,
+	NCCL_LOG_ABORT = 4, NCCL_LOG_TRACE = 5
+} ncclDebugLogLevel;
+#define SIM_NCCL_ALL	(~0ul)
+extern char ncclLastError[1024];
+void ncclDebugLog(ncclDebugLogLevel level, unsigned long flags, const char *filefunc, int line,
+		  const char *fmt, ...)
+	__asm__("_Z12ncclDebugLog17ncclDebugLogLevelmPKciS1_z")
+	__attribute__((format(printf, 5, 6), noinline));
+#define SIM_WARN(...) ncclDebugLog(NCCL_LOG_WARN, SIM_NCCL_ALL, __FILE__, __LINE__, __VA_ARGS__)
 
 #endif

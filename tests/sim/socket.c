@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ struct inbound {
 	size_t dlen;		/* data bytes read (after the header) */
 };
 
+#define SIM_NET_CLOSED_MAX	64
+
 struct sim_net {
 	struct ncclComm *comm;
 	int listen_fd;
@@ -74,6 +77,9 @@ struct sim_net {
 	uint8_t **stage;	/* [kind][ch][peer]: NCCL_STEPS send buffers */
 	struct inbound *in;
 	int nin, cap;
+	/* connections the peer closed, until a recv waits on one (see closed_check) */
+	struct closed_conn { struct sim_conn *conn; int src; } closed[SIM_NET_CLOSED_MAX];
+	int nclosed;
 	pthread_t thread;
 	int started;
 	volatile int stop;
@@ -147,7 +153,7 @@ ncclResult_t sim_net_listen(struct ncclComm *comm)
 		if (net)
 			free(net->out_fd);
 		free(net);
-		sim_set_last_error("socket transport: out of memory");
+		SIM_WARN("socket transport: out of memory");
 		return ncclSystemError;
 	}
 	for (i = 0; i < nout; i++)
@@ -162,8 +168,8 @@ ncclResult_t sim_net_listen(struct ncclComm *comm)
 		char a[INET_ADDRSTRLEN] = "?";
 
 		inet_ntop(AF_INET, &net->addr, a, sizeof(a));
-		sim_set_last_error("socket transport: cannot listen on %s: %s", a,
-				   strerror(errno));
+		SIM_WARN("socket transport: cannot listen on %s: %s", a,
+			 strerror(errno));
 		if (net->listen_fd >= 0)
 			close(net->listen_fd);
 		free(net->out_fd);
@@ -193,11 +199,70 @@ static int read_some(struct inbound *in, void *buf, size_t want)
 	return -1;	/* closed or broken */
 }
 
+/* a buffer of IN's connection is posted and its data has not come */
+static bool waits_for_data(const struct inbound *in)
+{
+	int s;
+
+	for (s = 0; in->conn && s < NCCL_STEPS; s++)
+		if (__atomic_load_n(&in->conn->slot[s].posted, __ATOMIC_ACQUIRE) >
+		    __atomic_load_n(&in->conn->slot[s].delivered, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/* real NCCL's words when a read finds its connection closed (src/misc/socket.cc) */
+static void warn_closed(const struct sim_net *net, int src)
+{
+	const struct sim_rank_info *ri = &net->comm->seg->ranks[src];
+	struct in_addr a = { .s_addr = ri->net_addr };
+	char addr[INET_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET, &a, addr, sizeof(addr));
+	SIM_WARN("socketProgress: Connection closed by remote peer %s<%u>", addr,
+		 ntohs(ri->net_port));
+}
+
+/*
+ * The peer closed a connection (it exited, was killed, or tore its comm
+ * down).  Real NCCL finds out when its proxy reads for a posted recv: the
+ * warning comes then, at once if one waits already, else once one does.
+ */
+static void peer_closed(struct sim_net *net, const struct inbound *in)
+{
+	if (net->stop || in->src < 0 || !in->conn)
+		return;
+	if (waits_for_data(in)) {
+		warn_closed(net, in->src);
+		return;
+	}
+	if (net->nclosed < SIM_NET_CLOSED_MAX)
+		net->closed[net->nclosed++] = (struct closed_conn){ in->conn, in->src };
+}
+
+/* A recv now waits on a closed connection: warned once, then forgotten. */
+static void closed_check(struct sim_net *net)
+{
+	int i;
+
+	for (i = net->nclosed - 1; i >= 0; i--) {
+		struct inbound probe = { .src = net->closed[i].src, .conn = net->closed[i].conn };
+
+		if (!waits_for_data(&probe))
+			continue;
+		warn_closed(net, probe.src);
+		net->closed[i] = net->closed[--net->nclosed];
+	}
+}
+
 static void drop_inbound(struct sim_net *net, int i, const char *why)
 {
+	const struct inbound *in = &net->in[i];
+
 	if (why)
 		fprintf(stderr, "ccld-sim: pid %d socket transport: connection from rank %d: %s\n",
-			(int)getpid(), net->in[i].src, why);
+			(int)getpid(), in->src, why);
+	peer_closed(net, in);
 	close(net->in[i].fd);
 	net->in[i] = net->in[--net->nin];
 }
@@ -320,6 +385,7 @@ static void *nic_main(void *arg)
 			usleep(20000);
 			continue;
 		}
+		closed_check(net);
 		if (poll(pfd, net->nin + 1, 100) <= 0)
 			continue;
 		for (i = net->nin - 1; i >= 0; i--) {
@@ -345,7 +411,7 @@ ncclResult_t sim_net_start(struct ncclComm *comm)
 		return ncclSuccess;
 	err = pthread_create(&net->thread, NULL, nic_main, net);
 	if (err) {
-		sim_set_last_error("socket transport: cannot start its thread: %s", strerror(err));
+		SIM_WARN("socket transport: cannot start its thread: %s", strerror(err));
 		return ncclSystemError;
 	}
 	net->started = 1;

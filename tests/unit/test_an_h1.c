@@ -100,6 +100,62 @@ static void test_exit(void)
 	sim_fini(&s);
 }
 
+/*
+ * NCCL's warnings in the verdict: the exited rank's peer (rank 3, pid 103)
+ * found its connection closed and warned; an hour-old warning of rank 0
+ * (pid 100) is not this incident's.  With a warning of the culprit's own,
+ * that one is cited instead.
+ */
+static void exit_with_warnings(bool culprit_warns)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	an_nccl_warning(s.an, s.host_id[0], 100, "init.cc", 12, "an old warning", s.now[0]);
+	s.now[0] += 3600 * SEC;
+	warmup(&s, TP, 5);
+	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_EXITED, 9, s.now[0]);
+	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	an_nccl_warning(s.an, s.host_id[0], 103, "misc/socket.cc", 71,
+			"socketProgress: Connection closed by remote peer 10.0.0.2<41000>",
+			s.now[0] + SEC);
+	if (culprit_warns)
+		an_nccl_warning(s.an, s.host_id[0], 102, "misc/cudawrap.cc", 9,
+				"Cuda failure 'an illegal memory access'", s.now[0]);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK(strstr(v->text, "an old warning") == NULL);
+	if (culprit_warns) {
+		CHECK(strstr(v->text, "; rank 2 (pid 102) logged NCCL WARN 5.2 s before: "
+			  "\"Cuda failure 'an illegal memory access'\" (misc/cudawrap.cc:9)") != NULL);
+		CHECK_INT(sim_val_i(v, "nccl_warn_rank"), 2);
+	} else {
+		CHECK(strstr(v->text, "; its peer rank 3 (pid 103) logged NCCL WARN 4.2 s before: "
+			  "\"socketProgress: Connection closed by remote peer 10.0.0.2<41000>\" "
+			  "(misc/socket.cc:71)") != NULL);
+		CHECK_INT(sim_val_i(v, "nccl_warn_rank"), 3);
+	}
+	CHECK_INT(sim_val_i(v, "nccl_warnings"), 1);
+	sim_fini(&s);
+}
+
+static void test_exit_peer_warned(void)
+{
+	exit_with_warnings(false);
+}
+
+static void test_exit_culprit_warned(void)
+{
+	exit_with_warnings(true);
+}
+
 /* rank 1 is SIGSTOPped inside seq 7 after entering it: stopped wins */
 static void test_stopped(void)
 {
@@ -446,6 +502,8 @@ int main(void)
 	test_many_idle_comms();
 	test_late_rank();
 	test_exit();
+	test_exit_peer_warned();
+	test_exit_culprit_warned();
 	test_stopped();
 	test_skip();
 	test_p2p();

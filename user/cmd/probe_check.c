@@ -77,6 +77,24 @@ static struct feature *add_feature(struct check *c, const char *name, bool on)
 	return f;
 }
 
+/* NCCL's warnings: ncclDebugLog hooked, ncclLastError read (attach.c) */
+static void warn_feature(struct check *c)
+{
+	unsigned long vaddr, size;
+	bool fn = false, buf;
+	struct feature *f;
+	int i;
+
+	for (i = 0; i < nccl_hooks_n; i++)
+		if (nccl_hooks[i].tier == HOOK_TIER_W && c->offs[i] >= 0)
+			fn = true;
+	buf = elfsym_object(c->es, "ncclLastError", &vaddr, &size) && size >= 2;
+	f = add_feature(c, "NCCL's warnings (WARN, whatever NCCL_DEBUG says)", fn && buf);
+	if (!fn || !buf)
+		snprintf(f->detail, sizeof(f->detail), "no %s",
+			 !fn ? "ncclDebugLog" : "ncclLastError");
+}
+
 static long hook_off(const struct check *c, const char *symbol)
 {
 	int i;
@@ -250,6 +268,7 @@ static void compute_features(struct check *c)
 		snprintf(f->detail, sizeof(f->detail), "no %s", h->symbol);
 	}
 
+	warn_feature(c);
 	dwarf_feature(c, "identity from memory (commHash/rank/nRanks)", ident);
 	if (!has_layout(c) || !c->l.comm.valid || c->l.source == LAYOUT_TABLE) {
 		f = add_feature(c, "identity from init arguments", true);

@@ -59,7 +59,8 @@ void fleet_agent_tap(void *ctx, uint32_t host, const struct an_wire *w)
 	}
 	a->records++;
 	/* about every comm of the node or of a process: every shard */
-	if (w->type == AW_CLOCK || w->type == AW_PROC || w->type == AW_LOST) {
+	if (w->type == AW_CLOCK || w->type == AW_PROC || w->type == AW_LOST ||
+	    w->type == AW_NCCL_WARN) {
 		for (s = 0; s < a->nshards; s++)
 			fs_send(a->p, s, a->buf, (size_t)len);
 		return;

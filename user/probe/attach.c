@@ -99,6 +99,37 @@ static int store_comm_layout(struct attacher *a, struct traced_lib *lib, char *e
 	return 0;
 }
 
+/*
+ * NCCL's warnings: ncclDebugLog's entry and return, the cookie the distance
+ * from the function to ncclLastError (the uprobe's IP is the function's
+ * address in the process).  Off, and said with -v, where either is absent.
+ */
+static void add_warn_hooks(struct attacher *a, struct traced_lib *lib,
+			   const struct elf_syms *es, struct ubatch *b)
+{
+	unsigned long buf, size, fn_vaddr;
+	const struct hook_def *h = NULL;
+	long off = -1;
+	int i;
+
+	for (i = 0; i < nccl_hooks_n && !h; i++)
+		if (nccl_hooks[i].tier == HOOK_TIER_W)
+			h = &nccl_hooks[i];
+	if (h)
+		off = hook_resolve(es, h, NULL);
+	if (off < 0 || !elfsym_object(es, "ncclLastError", &buf, &size) || size < 2 ||
+	    !elfsym_offset_vaddr(es, (unsigned long)off, &fn_vaddr)) {
+		if (a->verbose)
+			fprintf(stderr, "ccld-trace: %s: no ncclDebugLog/ncclLastError"
+				" (NCCL's warnings off)\n", lib->path);
+		return;
+	}
+	lib->warn_hooked = true;
+	ubatch_add(b, a->skel->progs.nccl_warn_entry, false, (unsigned long)off,
+		   (__u64)(buf - fn_vaddr), h->symbol);
+	ubatch_add(b, a->skel->progs.nccl_warn_return, true, (unsigned long)off, 0, h->symbol);
+}
+
 static int attach_lib(struct attacher *a, struct traced_lib *lib,
 		      struct elf_syms *es, char *err, size_t errlen)
 {
@@ -130,6 +161,7 @@ static int attach_lib(struct attacher *a, struct traced_lib *lib,
 		ubatch_add(&b, a->skel->progs.api_return, true, (unsigned long)off, cookie,
 			   h->symbol);
 	}
+	add_warn_hooks(a, lib, es, &b);
 	return attach_batch(lib, &b, err, errlen);
 }
 

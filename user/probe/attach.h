@@ -63,6 +63,7 @@ struct traced_lib {
 	 * offset 0, for the load bias in a process.
 	 */
 	unsigned long comms_vaddr, ncomms_vaddr, vaddr_off0;
+	bool warn_hooked;	/* ncclDebugLog hooked: NCCL's warnings */
 	bool cuda;		/* a CUDA runtime/driver library (tier B) */
 	bool ldso;		/* the dynamic loader (new-process hook) */
 	bool described;		/* written as capture metadata (the tracer's) */

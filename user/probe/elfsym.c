@@ -43,6 +43,7 @@ struct sym_ent {
 static const char *const wanted_objects[] = {
 	"ncclComms", "nNcclComms", "p2pTransport", "shmTransport", "netTransport",
 	"collNetTransport", "nvlsTransport", "profilerTransport",
+	"ncclLastError",	/* where ncclDebugLog formats a WARN */
 };
 #define NOBJ (sizeof(wanted_objects) / sizeof(wanted_objects[0]))
 #define MAX_OBJ_PTRS 64		/* pointers kept per object (ncclTransport: 21) */

@@ -6,6 +6,7 @@
 #include "hooks.h"
 #include "json.h"
 #include "names.h"
+#include "ncclwarn.h"
 #include "output.h"
 
 /* common/json.c holds the one JSON string escaper (RFC 8259) */
@@ -221,6 +222,28 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
 }
 
+void out_nccl_warning(FILE *f, const struct host_info *h, const struct nccl_warning *w,
+		      const char *global_rank, bool json)
+{
+	if (!json) {
+		fprintf(f, "%-12s %7u NCCL WARN%s%s%s (%s:%u): %s%s\n", h->name, w->pid,
+			global_rank[0] ? " (rank " : "", global_rank, global_rank[0] ? ")" : "",
+			w->file, w->line, w->msg, w->truncated ? "..." : "");
+		return;
+	}
+	fprintf(f, "{\"type\":\"nccl_warn\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
+	json_string(f, h->name);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u", w->pid, w->tid);
+	if (global_rank[0])
+		fprintf(f, ",\"global_rank\":%s", global_rank);
+	fputs(",\"file\":", f);
+	json_string(f, w->file);
+	fprintf(f, ",\"line\":%u,\"message\":", w->line);
+	json_string(f, w->msg);
+	fprintf(f, ",\"truncated\":%s,\"t_ns\":%" PRId64 "}\n", w->truncated ? "true" : "false",
+		(int64_t)w->ts_ns + h->realtime_offset_ns);
+}
+
 /* the next process of ST that lost records, NULL at the end (ST may be NULL) */
 static const struct proc_info *next_lossy(const struct state *st, size_t *it)
 {
@@ -258,8 +281,10 @@ void out_summary_json(FILE *f, const struct summary *s)
 	lost_by_process(f, s->st);
 	fprintf(f, ",\"processes\":%" PRIu64
 		",\"comms\":%" PRIu64 ",\"verdicts\":%" PRIu64
-		",\"proxy_unattributed\":%" PRIu64 ",\"duration_s\":%.3f}\n",
-		s->processes, s->comms, s->verdicts, s->proxy_unattributed, s->duration_s);
+		",\"proxy_unattributed\":%" PRIu64 ",\"nccl_warnings\":%" PRIu64
+		",\"nccl_warnings_dropped\":%" PRIu64 ",\"duration_s\":%.3f}\n",
+		s->processes, s->comms, s->verdicts, s->proxy_unattributed, s->nccl_warnings,
+		s->nccl_warnings_dropped, s->duration_s);
 }
 
 /* "ccld: records lost by process: 4242 1803, 4243 977" where any */
@@ -286,6 +311,10 @@ void out_summary_text(FILE *f, const struct summary *s)
 		s->events, s->calls, s->processes, s->comms, s->verdicts,
 		s->main_drops + s->rare_drops, s->rare_drops, s->duration_s);
 	lost_text(f, s->st);
+	if (s->nccl_warnings || s->nccl_warnings_dropped)
+		fprintf(f, "ccld: %" PRIu64 " NCCL warnings (%" PRIu64 " dropped: a part lost,"
+			" or not the message of its WARN)\n", s->nccl_warnings,
+			s->nccl_warnings_dropped);
 	if (s->proxy_unattributed)
 		fprintf(f, "ccld: %" PRIu64 " proxy records of unknown direction (a progress "
 			"function ccld does not know) were not analyzed\n",

@@ -45,9 +45,17 @@ struct summary {
 	uint64_t verdicts;
 	/* proxy records whose send/recv direction was unknown: not analyzed */
 	uint64_t proxy_unattributed;
+	/* NCCL's warnings read; and those dropped (a part lost, or a message
+	 * that did not fit its format: NCCL's NOWARN) */
+	uint64_t nccl_warnings, nccl_warnings_dropped;
 	double duration_s;
 	const struct state *st;	/* its processes' lost records, NULL: none */
 };
+
+struct nccl_warning;
+/* One of NCCL's warnings (ncclwarn.h), of process W->pid on host H. */
+void out_nccl_warning(FILE *f, const struct host_info *h, const struct nccl_warning *w,
+		      const char *global_rank, bool json);
 
 void out_summary_json(FILE *f, const struct summary *s);
 void out_summary_text(FILE *f, const struct summary *s);

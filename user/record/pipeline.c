@@ -9,6 +9,7 @@
 #include "analyzer.h"
 #include "hooks.h"
 #include "json.h"
+#include "ncclwarn.h"
 #include "pipeline.h"
 
 #define MAX_HOSTS 4096
@@ -36,6 +37,8 @@ struct pipeline {
 	uint32_t nhosts;
 	uint64_t verdicts;
 	struct an_wire w;	/* the record being fed (snapshots: large) */
+	struct warn_asm warn;	/* NCCL's warnings, part by part */
+	uint64_t nwarn;		/* ... put together */
 	/* the latest CCLD_EV_THREAD_FD, for the thread record after it */
 	uint32_t fd_host, fd_pid, fd_tid;
 	uint64_t fd_ts;
@@ -477,6 +480,29 @@ static void tcp_remote(const struct ccld_tcp *t, char *out, size_t n)
 	snprintf(out, n, t->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, t->rport);
 }
 
+_Static_assert(AN_WARN_MAX >= NCCL_WARN_MSG_MAX, "a warning fits the analyzer's record");
+
+/* A part of one of NCCL's warnings; the whole is shown and analyzed. */
+static void pipeline_warn_part(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
+{
+	const struct proc_info *pi;
+	struct nccl_warning nw;
+	struct an_wire *w;
+
+	if (warn_asm_feed(&p->warn, host, ev, &nw) != WARN_DONE)
+		return;
+	p->nwarn++;
+	pi = state_proc(p->st, host, nw.pid);
+	out_nccl_warning(p->o.out, pipeline_host(p, host), &nw, pi ? pi->global_rank : "",
+			 p->o.json);
+	w = wire(p, AW_NCCL_WARN, nw.ts_ns);
+	w->k.pid = nw.pid;
+	w->warn_line = nw.line;
+	snprintf(w->label, sizeof(w->label), "%s", nw.file);
+	snprintf(w->warn_msg, sizeof(w->warn_msg), "%s", nw.msg);
+	feed_an(p, host);
+}
+
 void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *ev)
 {
 	state_feed(p->st, host, ev);
@@ -552,6 +578,8 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		if (p->o.events)
 			out_thread(p->o.out, pipeline_host(p, host), ev, w->thread.path, p->o.json);
 	}
+	if (ev->type == CCLD_EV_NCCL_WARN)
+		pipeline_warn_part(p, host, ev);
 	if (ev->type == CCLD_EV_PROC_LOST && ev->pid) {
 		struct an_wire *w = wire(p, AW_LOST, ev->ts_ns);
 
@@ -615,6 +643,8 @@ void pipeline_finish(struct pipeline *p, double duration_s)
 	s.rare_drops = c->rare_drops;
 	s.verdicts = p->verdicts;
 	s.proxy_unattributed = p->proxy_unattributed;
+	s.nccl_warnings = p->nwarn;
+	s.nccl_warnings_dropped = p->warn.incomplete + p->warn.not_this_warn;
 	s.duration_s = duration_s;
 	s.st = p->st;
 	if (p->o.json) {

@@ -354,6 +354,24 @@ static void on_proc(struct state *s, uint32_t host, const struct ccld_event *ev)
 		s->sink.proc_change(s->sink.ctx, p, ev);
 }
 
+/* the launcher's global rank of the process, for what is shown of it */
+static void on_proc_label(struct state *s, uint32_t host, const struct ccld_event *ev)
+{
+	struct proc_info *p;
+	size_t n;
+
+	if (ev->u.label.kind != CCLD_LABEL_RANK)
+		return;
+	n = strnlen(ev->u.label.value, sizeof(ev->u.label.value));
+	/* a decimal number that fits, as the analyzer takes it */
+	if (!n || n >= sizeof(p->global_rank) || strspn(ev->u.label.value, "0123456789") != n)
+		return;
+	p = get_proc(s, host, ev->pid);
+	if (p)
+		snprintf(p->global_rank, sizeof(p->global_rank), "%.*s", (int)n,
+			 ev->u.label.value);
+}
+
 /* the process's records lost so far (cumulative counts: the largest wins) */
 static void on_proc_lost(struct state *s, uint32_t host, const struct ccld_event *ev)
 {
@@ -443,6 +461,9 @@ void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 		break;
 	case CCLD_EV_PROC_LOST:
 		on_proc_lost(s, host_id, ev);
+		break;
+	case CCLD_EV_PROC_LABEL:
+		on_proc_label(s, host_id, ev);
 		break;
 	case CCLD_EV_TICK:
 		on_tick(s, host_id, ev);

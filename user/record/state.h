@@ -131,6 +131,7 @@ struct proc_info {
 	int exit_code;
 	uint64_t exit_ns;
 	uint64_t lost[2];	/* its records lost, main and rare ring (CCLD_EV_PROC_LOST) */
+	char global_rank[12];	/* the launcher's (CCLD_LABEL_RANK), "" unknown */
 	struct comm_rank *comms;
 };
 
