@@ -292,6 +292,7 @@ struct an_rank *an_rank_bind(struct an *an, const struct an_key *k, bool create,
 		an->procs[r->proc - 1].nrefs++;
 		c->nknown++;
 		an->stats.ranks++;
+		an->env_dirty = true;	/* a rank more to compare (an_env.c) */
 	}
 	if (c->in_host != k->host || t_ns > c->in_t) {
 		c->in_host = k->host;
@@ -355,7 +356,13 @@ void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kin
 		an->stats.rejected++;
 		return;
 	}
+	if (kind == AN_LABEL_NCCL_ENV) {
+		an_env_set(an, &an->procs[i - 1], value);
+		return;
+	}
 	snprintf(an->procs[i - 1].label[kind - 1], AN_LABEL_MAX, "%s", value);
+	if (kind == AN_LABEL_NCCL_LIB)
+		an->env_dirty = true;
 }
 
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid)

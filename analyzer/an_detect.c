@@ -379,6 +379,7 @@ static void evaluate(struct an *an)
 			an_lost_note(an, c, &an->tmp);
 		an_hw_note(an, &an->tmp);
 		an_warn_note(an, &an->tmp);
+		an_env_note(an, &an->tmp);
 		an_net_note(an, c, &an->tmp);
 		if (!c->declared) {
 			c->last = malloc(sizeof(*c->last));
@@ -415,6 +416,7 @@ void an_clock(struct an *an, uint32_t host, uint64_t now_ns)
 	h->now = now_ns;
 	h->have_now = true;
 	evaluate(an);
+	an_env_check(an, host, now_ns);
 	an_slow_clock(an, host, now_ns);
 	an_slow_group_clock(an, host, now_ns);
 	an_forget(an, host, now_ns);

@@ -21,6 +21,7 @@ const char *an_class_name(enum an_class c)
 	case AN_S2: return "S2";
 	case AN_S3: return "S3";
 	case AN_HW: return "HW";
+	case AN_ENV: return "ENV";
 	}
 	return "?";
 }
@@ -76,6 +77,7 @@ static const char *class_words(enum an_class c)
 	case AN_S2: return "communication slow";
 	case AN_S3: return "computation and communication slow";
 	case AN_HW: return "hardware error";
+	case AN_ENV: return "mixed NCCL libraries";
 	}
 	return "?";
 }
@@ -192,7 +194,8 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		return b->err;
 	}
 	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
-		    v->cls == AN_HW ? hw_word(v) : v->cls >= AN_S1 ? "SLOW" : "HANG",
+		    v->cls == AN_HW ? hw_word(v) : v->cls == AN_ENV ? "SETUP" :
+		    v->cls >= AN_S1 ? "SLOW" : "HANG",
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm,

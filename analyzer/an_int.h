@@ -250,6 +250,7 @@ struct an_comm {
 	uint32_t in_host;	/* its latest input: on this host's clock ... */
 	uint64_t in_t;		/* ... at this time (forgetting) */
 	bool mem_progress;	/* its latest progress is a look at memory (no timing) */
+	bool env_said;		/* an ENV verdict on its mixed libraries was given */
 	uint64_t analyzed;	/* version of st */
 	uint64_t gpu_gen;	/* an->gpu_gen st was located with */
 	struct an_status st;
@@ -282,6 +283,8 @@ struct an_comm {
 	bool slow_cascade;	/* its open incident is another comm's cascade */
 	int64_t slow_seq;	/* round of its open incident's first verdict */
 };
+
+#define AN_ENV_MAX	32	/* NCCL_* variables kept per process */
 
 struct an_proc {
 	uint32_t host;
@@ -329,6 +332,9 @@ struct an_proc {
 	uint32_t nwarn, warn_line;
 	char warn_file[AN_LABEL_MAX];
 	char warn_msg[AN_WARN_MAX];
+	/* its NCCL_* variables, "NAME=VALUE" (label[AN_LABEL_NCCL_LIB - 1] set: read) */
+	char env[AN_ENV_MAX][AN_LABEL_MAX];
+	uint32_t nenv;
 	/* the latest RDMA error on a NIC it uses (tier D, an_nic.c) */
 	struct an_nic_event nic;	/* nic.source 0: none */
 	uint64_t nic_t;
@@ -381,6 +387,7 @@ struct an {
 	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
 	bool debug;		/* CCLD_AN_DEBUG set */
 	uint32_t nsuspected;	/* comms suspected now (step hooks on, live) */
+	bool env_dirty;		/* an NCCL library label came: an_env_check looks */
 	/* the comparable-group scans: paced by host GRP_HOST's clock */
 	bool grp_have;
 	uint32_t grp_host;
@@ -434,6 +441,12 @@ void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_hw_note(const struct an *an, struct an_verdict *v);
 /* an_warn.c: the culprits' recent NCCL warning appended to V's evidence */
 void an_warn_note(const struct an *an, struct an_verdict *v);
+/* an_env.c: where V's comm's ranks run different NCCL libraries or settings */
+void an_env_note(const struct an *an, struct an_verdict *v);
+/* an_env.c: an ENV verdict for each comm found with mixed NCCL libraries */
+void an_env_check(struct an *an, uint32_t host, uint64_t now_ns);
+/* an_env.c: P's NCCL_* variable NAME=VALUE (replaces one of that name) */
+void an_env_set(struct an *an, struct an_proc *p, const char *name_value);
 /* an_hw.c: an HW verdict about PID's rank in its largest comm; false: none */
 bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
 		   struct an_verdict *v);

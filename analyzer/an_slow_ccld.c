@@ -413,6 +413,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	if (v->kind != AN_V_RECOVERED) {
 		an_hw_note(an, v);
 		an_warn_note(an, v);
+		an_env_note(an, v);
 		an_net_note(an, c, v);
 	}
 	an->stats.verdicts++;

@@ -299,6 +299,7 @@ void slow_send_verdict(struct an *an, struct an_verdict *v)
 	} else {
 		an_hw_note(an, v);
 		an_warn_note(an, v);
+		an_env_note(an, v);
 		an->stats.verdicts++;
 	}
 	if (an->sink.verdict)

@@ -535,8 +535,9 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	case AW_LABEL:
 		w->k.pid = get32(&b);
 		st = get8(&b);
-		/* the ranks came with version 6 */
-		if (st < AN_LABEL_POD || st > (ver < 6 ? AN_LABEL_CONTAINER : AN_LABEL_MAX_KIND))
+		/* the ranks came with version 6, the NCCL library and settings with 9 */
+		if (st < AN_LABEL_POD || st > (ver < 6 ? AN_LABEL_CONTAINER :
+					       ver < 9 ? AN_LABEL_LOCAL_RANK : AN_LABEL_MAX_KIND))
 			b.bad = true;
 		w->label_kind = (enum an_label)st;
 		get_text(&b, w->label);

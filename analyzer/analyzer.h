@@ -150,7 +150,9 @@ struct an_thread {
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
 
-enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3, AN_HW };
+/* ENV: the ranks of a comm run different NCCL libraries (an_env.c) */
+enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3, AN_HW, AN_ENV };
+#define AN_CLASS_LAST	AN_ENV
 enum an_role { AN_ROOT, AN_CASCADE };
 enum an_vkind { AN_V_NEW, AN_V_UPDATE, AN_V_RECOVERED };
 
@@ -337,7 +339,9 @@ enum an_label {
 	AN_LABEL_POD = 1, AN_LABEL_NAMESPACE, AN_LABEL_CONTAINER,
 	AN_LABEL_RANK,		/* the launcher's global rank, decimal */
 	AN_LABEL_LOCAL_RANK,	/* its local rank */
-	AN_LABEL_MAX_KIND = AN_LABEL_LOCAL_RANK
+	AN_LABEL_NCCL_LIB,	/* its NCCL library, "VERSION BUILD-ID" */
+	AN_LABEL_NCCL_ENV,	/* one of its NCCL_* variables, "NAME=VALUE" (many) */
+	AN_LABEL_MAX_KIND = AN_LABEL_NCCL_ENV
 };
 void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
 		   const char *value);

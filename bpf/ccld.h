@@ -328,6 +328,8 @@ enum ccld_label_kind {
 	CCLD_LABEL_POD = 1, CCLD_LABEL_NAMESPACE, CCLD_LABEL_CONTAINER,
 	CCLD_LABEL_RANK,	/* the launcher's global rank (RANK, SLURM_PROCID...) */
 	CCLD_LABEL_LOCAL_RANK,	/* ... and local rank (LOCAL_RANK, SLURM_LOCALID...) */
+	CCLD_LABEL_NCCL_LIB,	/* its NCCL library: "VERSION BUILD-ID" (hex), "" parts unknown */
+	CCLD_LABEL_NCCL_ENV,	/* one NCCL_* variable of its environment: "NAME=VALUE" */
 };
 
 struct ccld_label {		/* CCLD_EV_PROC_LABEL, one per kind */

@@ -5,8 +5,8 @@ its 2-byte length: a 4-rank all-reduce entered, returned and completed with
 proxy progress and a snapshot, clocks and process states (version 1
 records, which a version-2 decoder still reads); and a job seen only from
 memory at attach (version 2: launch counters, snapshots with the op's
-arguments, thread states), and a hang with one of NCCL's warnings (version
-9)."""
+arguments, thread states), and a hang with one of NCCL's warnings, two NCCL
+builds and an NCCL_* variable (version 9)."""
 import struct
 import sys
 
@@ -50,6 +50,11 @@ def nccl_warn(ts, pid, line, file, msg):
     """AW_NCCL_WARN (v9): pid, line, file (u8 length + bytes), message (u16 length + bytes)"""
     return (hdr(NCCL_WARN, ts, 9) + struct.pack("<IIB", pid, line, len(file)) + file
             + struct.pack("<H", len(msg)) + msg)
+
+
+def label(ts, pid, kind, value, ver=9):
+    """AW_LABEL: pid, kind (6 NCCL library, 7 NCCL_* variable: version 9), value"""
+    return hdr(LABEL, ts, ver) + struct.pack("<IBB", pid, kind, len(value)) + value
 
 
 def prog2(posted, received, done, peer, op, send, nbytes=56, coll=4, dtype=7):
@@ -140,7 +145,11 @@ def main():
     d = sys.argv[1]
     seeds = {"healthy4": job(4, 1_000_000_000), "hang4": job(4, 5, hang_rank=2),
              "hang2": job(2, 0, hang_rank=1),
-             "hang4warn": job(4, 5, hang_rank=2) + rec(nccl_warn(
+             "hang4warn": job(4, 5, hang_rank=2)
+             + rec(label(1_000_000_000, 101, 6, b"2.28.9 3f2a1c0b"))
+             + rec(label(1_000_000_000, 102, 6, b"2.28.9 77aa1c0b"))
+             + rec(label(1_000_000_000, 101, 7, b"NCCL_ALGO=Ring"))
+             + rec(nccl_warn(
                  2_000_000_000, 101, 71, b"misc/socket.cc",
                  b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),

@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 	char wbuf[PATH_MAX + 64], num[32];
 	const char *worker;
 	struct sigaction sa;
-	int r, status, left, bad = 0, timed_out = 0;
+	int r, i, status, left, bad = 0, timed_out = 0;
 	time_t deadline = 0;
 
 	if (random_job(&argc, &argv))
@@ -272,6 +272,15 @@ int main(int argc, char **argv)
 				/* a cluster of one-rank hosts: all over the network */
 				setenv("NCCL_P2P_DISABLE", "1", 1);
 				setenv("NCCL_SHM_DISABLE", "1", 1);
+			}
+			for (i = 0; i < o.nrenv; i++) {
+				const char *eq = strchr(o.renv[i], '=');
+				char name[128];
+
+				snprintf(name, sizeof(name), "%.*s", (int)(eq - o.renv[i]),
+					 o.renv[i]);
+				if (o.renv_rank[i] == r && setenv(name, eq + 1, 1))
+					_exit(127);
 			}
 			if (enter_netns(r))
 				_exit(127);

@@ -16,6 +16,8 @@ enum skip_which { SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS, SKIP_PPSEND, S
 enum pattern { PAT_PLAIN, PAT_PYTORCH, PAT_MOE };
 enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
 
+#define SIMJOB_MAX_RANK_ENV	8
+
 struct simjob_opts {
 	int ranks, tp, pp, steps;
 	int ranks_per_host;	/* 0: every connection over the network */
@@ -40,6 +42,10 @@ struct simjob_opts {
 	double bw_s;
 	int gpu_compute;	/* compute phase as a kernel on the stream */
 	int pattern;		/* enum pattern */
+	/* --rank-env R:NAME=VALUE: NAME=VALUE in rank R's environment */
+	int renv_rank[SIMJOB_MAX_RANK_ENV];
+	const char *renv[SIMJOB_MAX_RANK_ENV];
+	int nrenv;
 };
 
 static const char simjob_usage[] =
@@ -74,6 +80,9 @@ static const char simjob_usage[] =
 "                       each stage's DP comm as one group of send/recv per\n"
 "                       peer (itself included), pipeline send/recv on the\n"
 "                       world comm, a host sync every other step\n"
+"  --rank-env R:NAME=VALUE  set NAME=VALUE in rank R's environment (up to 8;\n"
+"                       e.g. another NCCL_ALGO, or LD_LIBRARY_PATH to another\n"
+"                       build of the stand-in: ranks that do not agree)\n"
 "  --wait-start FILE    ranks wait after init until FILE exists (attach a tracer)\n"
 "  --pidfile FILE       write 'RANK PID' lines once all ranks are started\n"
 "  --timeout SEC        kill the ranks after SEC seconds, exit 124\n"
@@ -142,7 +151,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
 		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' },
 		{ "ranks-per-host", 1, 0, 'R' }, { "stop", 1, 0, 'O' },
-		{ "fault-at-ms", 1, 0, 'F' }, { 0, 0, 0, 0 } };
+		{ "fault-at-ms", 1, 0, 'F' }, { "rank-env", 1, 0, 'V' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -224,6 +233,13 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			if (simjob_parse_ints(optarg, &o->stop_rank, &o->stop_step, &rest) || rest)
 				return simjob_bad("stop", optarg);
 			break;
+		case 'V':
+			o->renv_rank[o->nrenv] = (int)strtol(optarg, &end, 10);
+			if (o->nrenv == SIMJOB_MAX_RANK_ENV || end == optarg || *end != ':' ||
+			    !strchr(end + 1, '=') || end[1] == '=')
+				return simjob_bad("rank-env", optarg);
+			o->renv[o->nrenv++] = end + 1;
+			break;
 		case 'F':
 			o->fault_at_ms = strtod(optarg, &end);
 			if (end == optarg || *end || o->fault_at_ms < 0)
@@ -256,6 +272,12 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		fprintf(stderr, "ccld-simjob: --ranks (1..64) must be a multiple of --tp x --pp\n");
 		return -1;
 	}
+	for (c = 0; c < o->nrenv; c++)
+		if (o->renv_rank[c] < 0 || o->renv_rank[c] >= o->ranks) {
+			fprintf(stderr, "ccld-simjob: --rank-env %s: no rank %d\n", o->renv[c],
+				o->renv_rank[c]);
+			return -1;
+		}
 	if (o->pattern == PAT_MOE && (o->pp < 2 || o->tp != 1)) {
 		fprintf(stderr, "ccld-simjob: --pattern moe needs --pp 2 or more and --tp 1\n");
 		return -1;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Container and Kubernetes detection from /proc/PID/cgroup (user/probe/proclabels.c). */
+#include <stdlib.h>
 #include <unistd.h>
 #include "check.h"
 #include "proclabels.h"
@@ -75,10 +76,36 @@ static void test_ranks_env(void)
 	CHECK_STR(l.rank, "");
 }
 
+/* the NCCL_* variables, sorted; not NCCL_ prefixes of other names, not cut */
+static void test_nccl_env(void)
+{
+	static const char env[] = "NCCL_PROTO=Simple\0PATH=/bin\0NCCL_ALGO=Ring\0"
+				  "XNCCL_FOO=1\0NCCL_\0NCCL_NOVALUE\0NCCL_IB_HCA=mlx5_0:1\0"
+				  "NCCL_ALGO_OTHER=x";	/* the last entry unterminated */
+	struct proc_labels *l = calloc(1, sizeof(*l));
+	char big[2048], *p = big;
+	int i;
+
+	proc_labels_nccl_env(env, sizeof(env) - 1, l);
+	CHECK_INT(l->nnccl_env, 4);
+	CHECK_STR(l->nccl_env[0], "NCCL_ALGO=Ring");
+	CHECK_STR(l->nccl_env[1], "NCCL_ALGO_OTHER=x");
+	CHECK_STR(l->nccl_env[2], "NCCL_IB_HCA=mlx5_0:1");
+	CHECK_STR(l->nccl_env[3], "NCCL_PROTO=Simple");
+	/* more than PROC_NCCL_ENV_MAX: the first ones kept */
+	for (i = 0; i < 40; i++)
+		p += sprintf(p, "NCCL_V%02d=%d", 39 - i, i) + 1;
+	proc_labels_nccl_env(big, (size_t)(p - big), l);
+	CHECK_INT(l->nnccl_env, PROC_NCCL_ENV_MAX);
+	CHECK_STR(l->nccl_env[0], "NCCL_V08=31");
+	free(l);
+}
+
 int main(void)
 {
 	test_paths();
 	test_ranks_env();
+	test_nccl_env();
 	test_self();
 	return check_finish("test_proclabels");
 }

@@ -62,7 +62,7 @@ struct analyzer_metrics *analyzer_metrics_new(const char *addr, unsigned nshards
 void analyzer_metrics_update(struct analyzer_metrics *am,
 			     const struct fleet_analyzer *fa, struct fs_consumer *c)
 {
-	static const char *const cls[] = { "", "H1", "H2", "H3", "S1", "S2", "S3", "HW" };
+	static const char *const cls[] = { "", "H1", "H2", "H3", "S1", "S2", "S3", "HW", "ENV" };
 	struct fleet_analyzer_stats st;
 	struct fs_consumer_stats cs;
 	char shard[16];
@@ -93,7 +93,7 @@ void analyzer_metrics_update(struct analyzer_metrics *am,
 			snprintf(comm, sizeof(comm), "%016" PRIx64, l[k].comm);
 			metrics_set_l(am->m, "ccld_last_verdict_timestamp_seconds", l[k].t_s,
 				      (const char *const[]){ "comm", comm, "class",
-					cls[l[k].cls <= AN_HW ? l[k].cls : 0], "kind",
+					cls[l[k].cls <= AN_CLASS_LAST ? l[k].cls : 0], "kind",
 					l[k].recovered ? "recovery" : "verdict", NULL });
 		}
 	}

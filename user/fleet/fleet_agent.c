@@ -58,9 +58,13 @@ void fleet_agent_tap(void *ctx, uint32_t host, const struct an_wire *w)
 		return;
 	}
 	a->records++;
-	/* about every comm of the node or of a process: every shard */
+	/*
+	 * about every comm of the node or of a process: every shard (a
+	 * verdict on any of its comms names the process, its labels, what its
+	 * threads do, its warnings)
+	 */
 	if (w->type == AW_CLOCK || w->type == AW_PROC || w->type == AW_LOST ||
-	    w->type == AW_NCCL_WARN) {
+	    w->type == AW_LABEL || w->type == AW_THREAD || w->type == AW_NCCL_WARN) {
 		for (s = 0; s < a->nshards; s++)
 			fs_send(a->p, s, a->buf, (size_t)len);
 		return;

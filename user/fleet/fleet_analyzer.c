@@ -135,7 +135,7 @@ static void on_verdict(void *ctx, const struct an_verdict *v)
 		fprintf(fa->o.out, "%s\n", json_str(&t));
 		fflush(fa->o.out);
 		fa->st.verdicts++;
-		fa->st.by_class[v->cls <= AN_HW ? v->cls : 0]++;
+		fa->st.by_class[v->cls <= AN_CLASS_LAST ? v->cls : 0]++;
 		note_last(fa, v, off);
 		if (c < 0 || !fa->conn ||
 		    fs_xadd(fa->conn, FS_VERDICT_STREAM, "verdict", json_str(&b),

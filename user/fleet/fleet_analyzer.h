@@ -36,7 +36,7 @@ struct fleet_analyzer_stats {
 	uint64_t verdicts;	/* printed and published by this replica */
 	uint64_t verdicts_other;	/* claimed before (another replica, a restart) */
 	uint64_t publish_errors;
-	uint64_t by_class[AN_HW + 1];	/* printed verdicts per class */
+	uint64_t by_class[AN_CLASS_LAST + 1];	/* printed verdicts per class */
 };
 
 /* NULL with a reason in ERR (cannot connect to url, out of memory). */

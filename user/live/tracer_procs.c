@@ -104,31 +104,47 @@ static void mark_seen(struct tracer *t, pid_t pid, bool seen)
 		bpf_map_delete_elem(fd, &key);
 }
 
+static void emit_label(struct tracer *t, pid_t pid, uint64_t ts, int kind, const char *value)
+{
+	struct ccld_event ev;
+
+	tr_synth(&ev, CCLD_EV_PROC_LABEL, pid, ts);
+	ev.u.label.kind = (__u8)kind;
+	snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%.*s",
+		 (int)sizeof(ev.u.label.value) - 1, value);
+	tr_emit(t, &ev);
+}
+
 /*
- * Where PID runs (pod, namespace, container) and the ranks its launcher
- * gave it, one PROC_LABEL record each.
+ * Where PID runs (pod, namespace, container), the ranks its launcher gave
+ * it, its NCCL library and NCCL_* settings: one PROC_LABEL record each.
  */
 static void emit_labels(struct tracer *t, pid_t pid, uint64_t ts)
 {
-	struct proc_labels l;
-	const char *v[5];
-	struct ccld_event ev;
+	const struct traced_lib *lib = attacher_pid_nccl(&t->att, pid);
+	struct proc_labels *l = malloc(sizeof(*l));
+	char v[sizeof(lib->version) + sizeof(lib->build_id) + 2];
 	int k;
 
-	proc_labels_read(pid, &l);
-	v[0] = l.pod;
-	v[1] = l.ns;
-	v[2] = l.container;
-	v[3] = l.rank;
-	v[4] = l.local_rank;
+	if (!l)
+		return;
+	proc_labels_read(pid, l);
 	for (k = 0; k < 5; k++) {
-		if (!v[k][0])
-			continue;
-		tr_synth(&ev, CCLD_EV_PROC_LABEL, pid, ts);
-		ev.u.label.kind = (__u8)(CCLD_LABEL_POD + k);
-		snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%s", v[k]);
-		tr_emit(t, &ev);
+		const char *s = k == 0 ? l->pod : k == 1 ? l->ns : k == 2 ? l->container :
+				k == 3 ? l->rank : l->local_rank;
+
+		if (s[0])
+			emit_label(t, pid, ts, CCLD_LABEL_POD + k, s);
 	}
+	/* the library first: the analyzer compares the settings of processes it knows */
+	if (lib) {
+		snprintf(v, sizeof(v), "%s %s", lib->version[0] ? lib->version : "?",
+			 lib->build_id[0] ? lib->build_id : "?");
+		emit_label(t, pid, ts, CCLD_LABEL_NCCL_LIB, v);
+		for (k = 0; k < l->nnccl_env; k++)
+			emit_label(t, pid, ts, CCLD_LABEL_NCCL_ENV, l->nccl_env[k]);
+	}
+	free(l);
 }
 
 /* P's process has exited (or its pid went to another process). */

@@ -696,6 +696,20 @@ static void free_lib(struct traced_lib *lib)
 	free(lib);
 }
 
+const struct traced_lib *attacher_pid_nccl(const struct attacher *a, pid_t pid)
+{
+	const uint64_t *mask = hmap_get(&a->pid_libs, hkey3((uint64_t)pid, 0, 0));
+	int i;
+
+	for (i = 0; mask && i < a->nlibs; i++) {
+		const struct traced_lib *lib = a->libs[i];
+
+		if ((*mask >> i & 1) && lib && !lib->cuda && !lib->ldso)
+			return lib;
+	}
+	return NULL;
+}
+
 void attacher_pid_gone(struct attacher *a, pid_t pid, uint64_t now_ns)
 {
 	uint64_t *mask = hmap_del(&a->pid_libs, hkey3((uint64_t)pid, 0, 0));

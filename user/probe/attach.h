@@ -116,6 +116,9 @@ int attacher_table_confirm(struct attacher *a, struct traced_lib *lib, char *err
 /* LIB's table entry is contradicted by a live communicator: never used. */
 void attacher_table_reject(struct attacher *a, struct traced_lib *lib);
 
+/* The (first) NCCL library PID maps, or NULL. */
+const struct traced_lib *attacher_pid_nccl(const struct attacher *a, pid_t pid);
+
 /* The library (NCCL, not CUDA) at DEV/INO, or NULL. */
 struct traced_lib *attacher_lib(struct attacher *a, dev_t dev, ino_t ino);
 

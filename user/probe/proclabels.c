@@ -113,6 +113,29 @@ void proc_labels_ranks_from_env(const char *env, size_t len, struct proc_labels 
 	first_number(env, len, local, l->local_rank, sizeof(l->local_rank));
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+void proc_labels_nccl_env(const char *env, size_t len, struct proc_labels *l)
+{
+	size_t off = 0, n;
+
+	l->nnccl_env = 0;
+	while (off < len) {
+		const char *e = env + off;
+
+		n = strnlen(e, len - off);
+		off += n + 1;
+		if (n > 5 && !strncmp(e, "NCCL_", 5) && memchr(e, '=', n) &&
+		    l->nnccl_env < PROC_NCCL_ENV_MAX)
+			snprintf(l->nccl_env[l->nnccl_env++], sizeof(l->nccl_env[0]), "%.*s",
+				 (int)n, e);
+	}
+	qsort(l->nccl_env, (size_t)l->nnccl_env, sizeof(l->nccl_env[0]), by_name);
+}
+
 #define ENV_MAX	(256 * 1024)
 
 void proc_labels_read(pid_t pid, struct proc_labels *l)
@@ -132,6 +155,7 @@ void proc_labels_read(pid_t pid, struct proc_labels *l)
 	n = env ? read_file(path, env, ENV_MAX) : -1;
 	if (n > 0) {
 		proc_labels_ranks_from_env(env, (size_t)n, l);
+		proc_labels_nccl_env(env, (size_t)n, l);
 		if (l->kubernetes)
 			proc_labels_env_value(env, (size_t)n, "HOSTNAME", l->pod, sizeof(l->pod));
 	}

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #define PROC_LABEL_MAX	63
+#define PROC_NCCL_ENV_MAX	32	/* NCCL_* variables kept per process */
 
 struct proc_labels {
 	char pod[PROC_LABEL_MAX + 1];
@@ -22,6 +23,9 @@ struct proc_labels {
 	char container[PROC_LABEL_MAX + 1];	/* 12 hex digits, as docker ps */
 	char rank[PROC_LABEL_MAX + 1];		/* global rank, decimal; "" unknown */
 	char local_rank[PROC_LABEL_MAX + 1];	/* rank on its node, decimal */
+	/* its NCCL_* variables, "NAME=VALUE" (cut at PROC_LABEL_MAX), by name */
+	char nccl_env[PROC_NCCL_ENV_MAX][PROC_LABEL_MAX + 1];
+	int nnccl_env;
 	bool kubernetes;	/* the cgroup path is under kubepods */
 };
 
@@ -43,6 +47,15 @@ void proc_labels_env_value(const char *env, size_t len, const char *name, char *
  * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID): decimal values only.
  */
 void proc_labels_ranks_from_env(const char *env, size_t len, struct proc_labels *l);
+
+/*
+ * The NCCL_* variables of an environ block ENV of LEN bytes into L, sorted
+ * by name (the first PROC_NCCL_ENV_MAX of them): NCCL reads its settings
+ * there, and ranks of one communicator that disagree on them (NCCL_ALGO,
+ * NCCL_PROTO, NCCL_BUFFSIZE...) can hang or slow it.  A variable the
+ * process set after it started is not in /proc/PID/environ: not seen.
+ */
+void proc_labels_nccl_env(const char *env, size_t len, struct proc_labels *l);
 
 /* All labels of PID (reads /proc/PID/{cgroup,environ,root/...}). */
 void proc_labels_read(pid_t pid, struct proc_labels *l);
