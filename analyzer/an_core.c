@@ -38,6 +38,7 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 	if (sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
+	hmap_init(&an->setups);
 	hmap_init(&an->procmap);
 	hmap_init(&an->tcp);
 	/* CCLD_AN_DEBUG: the picture behind each evaluation, on stderr */
@@ -86,6 +87,7 @@ void an_free(struct an *an)
 	for (it = 0; hmap_next(&an->comms, &it, &k, &v);)
 		an_comm_free(an, v);
 	hmap_free(&an->comms);
+	an_setup_free(an);
 	hmap_free(&an->procmap);
 	an_net_free(an);
 	for (i = 0; i < an->nhosts; i++)
@@ -363,6 +365,13 @@ void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kin
 	snprintf(an->procs[i - 1].label[kind - 1], AN_LABEL_MAX, "%s", value);
 	if (kind == AN_LABEL_NCCL_LIB)
 		an->env_dirty = true;
+}
+
+struct an_proc *an_proc_add(struct an *an, uint32_t host, uint32_t pid)
+{
+	uint32_t i = host < an->nhosts ? proc_get(an, host, pid, true) : 0;
+
+	return i ? &an->procs[i - 1] : NULL;
 }
 
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid)

@@ -417,6 +417,7 @@ void an_clock(struct an *an, uint32_t host, uint64_t now_ns)
 	h->have_now = true;
 	evaluate(an);
 	an_env_check(an, host, now_ns);
+	an_setup_clock(an, host, now_ns);
 	an_slow_clock(an, host, now_ns);
 	an_slow_group_clock(an, host, now_ns);
 	an_forget(an, host, now_ns);

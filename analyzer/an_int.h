@@ -376,6 +376,7 @@ struct an {
 	struct an_host_st *hosts;
 	uint32_t nhosts;
 	struct hmap comms;	/* hash -> struct an_comm */
+	struct hmap setups;	/* (group, kind) -> struct an_setup_grp (an_setup.c) */
 	struct hmap procmap;	/* (host, pid) -> index + 1 */
 	struct hmap tcp;	/* (host<<32|pid, peer pid, remote) -> an_tcp_pair */
 	struct an_proc *procs;
@@ -423,6 +424,8 @@ struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
 void an_comm_free(struct an *an, struct an_comm *c);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);
+/* the process (HOST, PID), made known if it was not (NULL: no memory) */
+struct an_proc *an_proc_add(struct an *an, uint32_t host, uint32_t pid);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
 void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 	      size_t elem);
@@ -439,6 +442,9 @@ void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
+/* an_setup.c: init / teardown calls that do not return (verdicts); freeing */
+void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns);
+void an_setup_free(struct an *an);
 /* an_warn.c: the culprits' recent NCCL warning appended to V's evidence */
 void an_warn_note(const struct an *an, struct an_verdict *v);
 /* an_env.c: where V's comm's ranks run different NCCL libraries or settings */

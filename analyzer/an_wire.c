@@ -453,6 +453,18 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put32(&b, w->k.pid);
 		put64(&b, w->lost);
 		break;
+	case AW_SETUP:
+		if (w->setup.kind != AN_SETUP_INIT && w->setup.kind != AN_SETUP_TEARDOWN)
+			return -EINVAL;
+		put32(&b, w->setup.pid);
+		put64(&b, w->setup.group);
+		put8(&b, w->setup.kind);
+		put8(&b, (uint8_t)w->setup.fn);
+		put32(&b, (uint32_t)w->setup.nranks);
+		put32(&b, (uint32_t)w->setup.rank);
+		put8(&b, w->setup.returned);
+		put64(&b, (uint64_t)w->setup.ret);
+		break;
 	case AW_NCCL_WARN:
 		put32(&b, w->k.pid);
 		put32(&b, w->warn_line);
@@ -576,6 +588,22 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->k.pid = get32(&b);
 		w->lost = get64(&b);
 		break;
+	case AW_SETUP:
+		w->setup.pid = get32(&b);
+		w->setup.group = get64(&b);
+		st = get8(&b);
+		if (st != AN_SETUP_INIT && st != AN_SETUP_TEARDOWN)
+			b.bad = true;
+		w->setup.kind = (enum an_setup_kind)st;
+		w->setup.fn = get8(&b);
+		w->setup.nranks = (int32_t)get32(&b);
+		w->setup.rank = (int32_t)get32(&b);
+		st = get8(&b);
+		if (st > 1)
+			b.bad = true;
+		w->setup.returned = st;
+		w->setup.ret = (int64_t)get64(&b);
+		break;
 	case AW_NCCL_WARN:
 		w->k.pid = get32(&b);
 		w->warn_line = get32(&b);
@@ -661,6 +689,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_NCCL_WARN:
 		an_nccl_warning(an, host, w->k.pid, w->label, w->warn_line, w->warn_msg, w->t_ns);
+		break;
+	case AW_SETUP:
+		an_setup_call(an, host, &w->setup, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -27,7 +27,7 @@
  * AW_LABEL kinds 4 and 5 (the launcher's global and local rank); version 7
  * AW_THREAD's CUDA synchronize (u8 function, u64 entry); version 8 a u8
  * after it (1: found on the thread's stack, the entry is a bound); version 9
- * AW_NCCL_WARN.  A
+ * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 and 7.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
@@ -55,6 +55,7 @@ enum an_wire_type {
 	AW_OP_DONE,		/* an_op_complete (version 3): a p2p op's GPU end */
 	AW_LOST,		/* an_records_lost (version 5) */
 	AW_NCCL_WARN,		/* an_nccl_warning (version 9) */
+	AW_SETUP,		/* an_setup_call (version 9) */
 	AW_TYPE_MAX,
 };
 
@@ -81,6 +82,7 @@ struct an_wire {
 	struct an_launch launch;	/* AW_LAUNCHED */
 	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
 	uint64_t lost;			/* AW_LOST (k.pid): its records lost so far */
+	struct an_setup setup;		/* AW_SETUP (setup.pid) */
 	uint32_t warn_line;		/* AW_NCCL_WARN (k.pid; label: the file) */
 	char warn_msg[AN_WARN_MAX];
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */

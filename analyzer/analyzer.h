@@ -332,6 +332,27 @@ void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
 void an_nccl_warning(struct an *an, uint32_t host, uint32_t pid, const char *file,
 		     uint32_t line, const char *msg, uint64_t t_ns);
 
+/*
+ * Communicator setup and teardown (an_setup.c): a call entered or returned
+ * by one rank.  Init (ncclCommInitRank*): GROUP is the unique id's hash,
+ * which every rank of the new comm passes, and no rank returns before all
+ * arrived: a rank that never calls it holds the others (H1 at init), all
+ * inside and none back is a bootstrap that does not complete (H3).
+ * Teardown (ncclCommFinalize/Destroy/Abort): GROUP is the comm's hash; a
+ * rank inside one for the stall time is stuck there (H3, naming it).
+ */
+enum an_setup_kind { AN_SETUP_INIT = 1, AN_SETUP_TEARDOWN };
+struct an_setup {
+	uint32_t pid;
+	uint64_t group;
+	enum an_setup_kind kind;
+	int fn;			/* enum ccld_fn */
+	int32_t nranks, rank;
+	bool returned;		/* false: entered */
+	int64_t ret;		/* returned: NCCL's result */
+};
+void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint64_t t_ns);
+
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */
 #define AN_LABEL_MAX	64

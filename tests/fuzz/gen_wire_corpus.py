@@ -12,7 +12,7 @@ import sys
 
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
 TCP, RDMA, LAUNCHED, THREAD = 12, 13, 14, 15
-NCCL_WARN = 18
+NCCL_WARN, SETUP = 18, 19
 
 
 def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
@@ -50,6 +50,23 @@ def nccl_warn(ts, pid, line, file, msg):
     """AW_NCCL_WARN (v9): pid, line, file (u8 length + bytes), message (u16 length + bytes)"""
     return (hdr(NCCL_WARN, ts, 9) + struct.pack("<IIB", pid, line, len(file)) + file
             + struct.pack("<H", len(msg)) + msg)
+
+
+def setup(ts, pid, group, kind, fn, nranks, rank, returned=0, ret=0):
+    """AW_SETUP (v9): pid, group, kind (1 init, 2 teardown), fn, nranks, rank, returned, ret"""
+    return hdr(SETUP, ts, 9) + struct.pack("<IQBBiiBq", pid, group, kind, fn, nranks, rank,
+                                           returned, ret)
+
+
+def init_hang(nranks, missing):
+    """every rank but MISSING enters its init and waits; the clock runs on"""
+    out = b""
+    for r in range(nranks):
+        if r != missing:
+            out += rec(setup(1_000_000_000 + r, 300 + r, 0x1D1D, 1, 14, nranks, r))
+    for k in range(30):
+        out += rec(hdr(CLOCK, 1_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
+    return out + rec(setup(9_000_000_000, 300, 0x1D1D, 1, 14, nranks, 0, 1, 0))
 
 
 def label(ts, pid, kind, value, ver=9):
@@ -153,6 +170,7 @@ def main():
                  2_000_000_000, 101, 71, b"misc/socket.cc",
                  b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),
+             "init4": init_hang(4, 2),
              "attach4dead": attached(4, 1_000_000_000, dead=3)}
     for name, data in seeds.items():
         with open(f"{d}/{name}", "wb") as f:

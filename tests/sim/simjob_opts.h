@@ -24,6 +24,8 @@ struct simjob_opts {
 	double compute_ms, jitter_pct, step_delay_ms;
 	long size;
 	const char *wait_start, *pidfile, *init;
+	const char *wait_init;	/* ranks wait for this file before their init */
+	int noinit_rank;	/* --no-init R: R never calls init (-1: off) */
 	double timeout_s;
 	int verbose;
 	/* application faults: rank -1 = off */
@@ -84,6 +86,7 @@ static const char simjob_usage[] =
 "                       e.g. another NCCL_ALGO, or LD_LIBRARY_PATH to another\n"
 "                       build of the stand-in: ranks that do not agree)\n"
 "  --wait-start FILE    ranks wait after init until FILE exists (attach a tracer)\n"
+"  --wait-init FILE     ranks wait before init until FILE exists (trace the init)\n"
 "  --pidfile FILE       write 'RANK PID' lines once all ranks are started\n"
 "  --timeout SEC        kill the ranks after SEC seconds, exit 124\n"
 "  -v, --verbose        one line per rank per step\n"
@@ -104,6 +107,8 @@ static const char simjob_usage[] =
 "                       a relative PATH is made in the job's run directory)\n"
 "  --exit R:S[:CODE]    rank R exits at step S without cleanup (default code 1)\n"
 "  --stop R:S           rank R stops itself (SIGSTOP) at step S, between calls\n"
+"  --no-init R          rank R never calls ncclCommInitRank*: it blocks in pause()\n"
+"                       and the others wait inside their init\n"
 "  --fault-at-ms MS     the step S of --skip, --mismatch, --slow, --hang, --exit\n"
 "                       and --stop counts from the first step rank R starts at\n"
 "                       least MS ms after its first step (a fault at a time)\n"
@@ -151,7 +156,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "exit", 1, 0, 'E' }, { "pause", 1, 0, 'A' }, { "barrier-wait", 1, 0, 'B' },
 		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' },
 		{ "ranks-per-host", 1, 0, 'R' }, { "stop", 1, 0, 'O' },
-		{ "fault-at-ms", 1, 0, 'F' }, { "rank-env", 1, 0, 'V' }, { 0, 0, 0, 0 } };
+		{ "fault-at-ms", 1, 0, 'F' }, { "rank-env", 1, 0, 'V' },
+		{ "wait-init", 1, 0, 'W' }, { "no-init", 1, 0, 'N' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -164,6 +170,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	o->init = "config";
 	o->skip_rank = o->mm_rank = o->slow_rank = o->hang_rank = o->exit_rank = -1;
 	o->stop_rank = -1;
+	o->noinit_rank = -1;
 	o->bw_rank = o->bw_step = o->pause_step = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -232,6 +239,12 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		case 'O':
 			if (simjob_parse_ints(optarg, &o->stop_rank, &o->stop_step, &rest) || rest)
 				return simjob_bad("stop", optarg);
+			break;
+		case 'W': o->wait_init = optarg; break;
+		case 'N':
+			o->noinit_rank = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || o->noinit_rank < 0)
+				return simjob_bad("no-init", optarg);
 			break;
 		case 'V':
 			o->renv_rank[o->nrenv] = (int)strtol(optarg, &end, 10);

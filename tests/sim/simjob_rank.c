@@ -563,6 +563,17 @@ int main(int argc, char **argv)
 	CUDAOK(cudaGetDeviceCount(&ndev));
 	CUDAOK(cudaSetDevice(g_rank % ndev));
 	exchange_id(&id, rundir);
+	if (o.wait_init) {
+		struct stat st;
+
+		while (stat(o.wait_init, &st))
+			sleep_ms(20);
+	}
+	if (o.noinit_rank == g_rank) {
+		fprintf(stderr, "rank %d: never calling init (injected)\n", g_rank);
+		for (;;)
+			pause();
+	}
 	if (!strcmp(o.init, "rank"))
 		NCCLOK(ncclCommInitRank(&world, n, id, g_rank));
 	else

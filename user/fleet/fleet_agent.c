@@ -69,7 +69,8 @@ void fleet_agent_tap(void *ctx, uint32_t host, const struct an_wire *w)
 			fs_send(a->p, s, a->buf, (size_t)len);
 		return;
 	}
-	fs_send(a->p, w->k.comm, a->buf, (size_t)len);
+	/* a setup group's records go together: to the shard of the group */
+	fs_send(a->p, w->type == AW_SETUP ? w->setup.group : w->k.comm, a->buf, (size_t)len);
 }
 
 void fleet_agent_tick(struct fleet_agent *a, FILE *log)

@@ -328,11 +328,60 @@ static void sink_call_done(void *ctx, const struct call_rec *c)
 		out_call_text(p->o.out, h, c);
 }
 
+/*
+ * An init (the group: its unique id) or a teardown (the group: the comm)
+ * as the analyzer follows them (an_setup_call); false for other calls.
+ */
+static bool setup_of(const struct comm_call_rec *c, struct an_setup *s)
+{
+	bool init = c->fn == CCLD_FN_INIT_RANK || c->fn == CCLD_FN_INIT_RANK_CONFIG ||
+		    c->fn == CCLD_FN_INIT_RANK_SCALABLE;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = c->pid;
+	s->fn = c->fn;
+	if (init && c->id_hash && c->arg_nranks > 0 && c->arg_rank >= 0) {
+		s->kind = AN_SETUP_INIT;
+		s->group = c->id_hash;
+		s->nranks = c->arg_nranks;
+		s->rank = c->arg_rank;
+		return true;
+	}
+	if (ccld_fn_is_teardown(c->fn) && c->comm_hash && c->nranks > 0 && c->rank >= 0) {
+		s->kind = AN_SETUP_TEARDOWN;
+		s->group = c->comm_hash;
+		s->nranks = c->nranks;
+		s->rank = c->rank;
+		return true;
+	}
+	return false;
+}
+
+static void sink_comm_enter(void *ctx, const struct comm_call_rec *c)
+{
+	struct pipeline *p = ctx;
+	struct an_setup s;
+
+	if (!setup_of(c, &s))
+		return;
+	wire(p, AW_SETUP, c->t_ns)->setup = s;
+	feed_an(p, c->host_id);
+}
+
 static void sink_comm_call(void *ctx, const struct comm_call_rec *c)
 {
 	struct pipeline *p = ctx;
 	const struct host_info *h = pipeline_host(p, c->host_id);
 	bool ok = c->has_ret && (c->ret == 0 || c->ret == 7 /* InProgress */);
+	struct an_setup s;
+
+	/* a return (not the flush of one still inside at the end) */
+	if (c->has_ret && setup_of(c, &s)) {
+		s.returned = true;
+		s.ret = c->ret;
+		wire(p, AW_SETUP, c->ret_ns)->setup = s;
+		feed_an(p, c->host_id);
+	}
 
 	if (ok && c->comm_hash && c->rank >= 0) {
 		struct an_key k = an_key_of(p, c->host_id, c->pid, c->comm_hash,
@@ -405,6 +454,7 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
 		.op_complete = sink_op_complete,
 		.p2p_complete = sink_p2p_complete,
 		.call_done = sink_call_done,
+		.comm_enter = sink_comm_enter,
 		.comm_call = sink_comm_call,
 		.comm_change = sink_comm_change,
 		.proc_change = sink_proc_change,

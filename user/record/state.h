@@ -83,6 +83,7 @@ struct comm_call_rec {
 	int32_t color;
 	int32_t key;
 	uint64_t parent_hash;	/* Split/Shrink: the parent comm's hash */
+	uint64_t id_hash;	/* InitRank*: the unique id's hash (its ranks share it) */
 	bool has_ret;
 	int64_t ret;
 	uint64_t t_ns;
@@ -147,6 +148,8 @@ struct state_sink {
 	/* tier B: the GPU finished this rank's p2p FN ops toward PEER up to SEQ */
 	void (*p2p_complete)(void *ctx, const struct comm_rank *cr, int32_t peer,
 			     int fn, int64_t seq, uint64_t t_ns);
+	/* a comm creation / teardown call entered (no return yet) */
+	void (*comm_enter)(void *ctx, const struct comm_call_rec *c);
 	/* a comm creation / teardown call returned (or never did, at flush) */
 	void (*comm_call)(void *ctx, const struct comm_call_rec *c);
 	/* a comm rank changed lifecycle state (created, destroyed, error...) */

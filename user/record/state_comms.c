@@ -32,6 +32,7 @@ void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
 	memset(pi, 0, sizeof(*pi));
 	pi->active = true;
 	pi->id_hash = ev->u.comm.id_hash;
+	pi->rec.id_hash = ev->u.comm.id_hash;
 	pi->parent = comm;
 	pi->rec.host_id = host;
 	pi->rec.pid = ev->pid;
@@ -62,6 +63,8 @@ void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
 	} else if (cr) {
 		pi->rec.parent_hash = cr->hash;
 	}
+	if (s->sink.comm_enter)
+		s->sink.comm_enter(s->sink.ctx, &pi->rec);
 }
 
 /* Creation returned: the new comm rank, identity from memory or arguments. */

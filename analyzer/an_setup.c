@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Hangs outside the ops: in communicator setup and teardown.  Every rank of
+ * a new communicator calls ncclCommInitRank* with the same unique id and
+ * none returns before all of them arrived (NCCL's bootstrap), so a rank
+ * that never calls it holds the others inside: an H1 at init naming the
+ * missing ranks (from nranks and the ranks that arrived) and, where the
+ * launcher's global ranks tell, its process and what it is doing.  All
+ * inside and none back for the stall time: a bootstrap that does not
+ * complete (H3, all listed).  A rank inside ncclCommFinalize, Destroy or
+ * Abort for the stall time is stuck there (H3, naming it).  A call that
+ * returns after its verdict gives a recovery.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "an_int.h"
+#include "an_locate_int.h"
+
+#define SETUP_MAX_RANKS	(1 << 20)
+
+enum member_st { M_ABSENT = 0, M_INSIDE, M_RETURNED };
+
+struct setup_member {
+	uint32_t host, pid;
+	uint64_t t;		/* entered, on its host's clock */
+	uint8_t st;		/* enum member_st */
+};
+
+struct an_setup_grp {
+	uint64_t group;
+	enum an_setup_kind kind;
+	int fn;
+	int32_t nranks;
+	struct setup_member *m;
+	uint32_t nseen, nin, nret;
+	uint32_t last_host;	/* the latest entry, on this host's clock */
+	uint64_t last_t;
+	bool said;
+};
+
+static struct hkey grp_key(uint64_t group, enum an_setup_kind kind)
+{
+	return hkey3(group, (uint64_t)kind, 0);
+}
+
+static void grp_free(struct an_setup_grp *g)
+{
+	free(g->m);
+	free(g);
+}
+
+void an_setup_free(struct an *an)
+{
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->setups, &it, &k, &v);)
+		grp_free(v);
+	hmap_free(&an->setups);
+}
+
+static struct an_setup_grp *grp_get(struct an *an, const struct an_setup *s)
+{
+	struct hkey k = grp_key(s->group, s->kind);
+	struct an_setup_grp *g = hmap_get(&an->setups, k);
+
+	if (g)
+		return g->nranks == s->nranks ? g : NULL;
+	if (s->returned)
+		return NULL;	/* its entry was not seen: nothing to follow */
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->m = calloc((size_t)s->nranks, sizeof(*g->m));
+	if (!g->m || hmap_put(&an->setups, k, g)) {
+		grp_free(g);
+		return NULL;
+	}
+	g->group = s->group;
+	g->kind = s->kind;
+	g->fn = s->fn;
+	g->nranks = s->nranks;
+	return g;
+}
+
+static void setup_verdict_base(struct an_verdict *v, const struct an_setup_grp *g,
+			       enum an_class cls, uint32_t host, uint64_t now)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = AN_V_NEW;
+	v->cls = cls;
+	v->role = AN_ROOT;
+	v->comm = g->group;
+	v->seq = -1;
+	v->fn = g->fn;
+	v->clock_host = host;
+	v->detected_ns = now;
+	v->onset_ns = g->last_host == host ? g->last_t : now;
+}
+
+static void emit(struct an *an, struct an_verdict *v)
+{
+	an->stats.verdicts++;
+	if (an->sink.verdict)
+		an->sink.verdict(an->sink.ctx, v);
+}
+
+/* the ranks of G in state ST as "0,2,4-7" into OUT; how many */
+static uint32_t ranks_in(const struct an_setup_grp *g, uint8_t st, char *out, size_t len)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+	int32_t i, j;
+
+	out[0] = '\0';
+	for (i = 0; i < g->nranks; i = j + 1) {
+		for (j = i; j < g->nranks && g->m[j].st != st; j++)
+			;
+		if (j == g->nranks)
+			break;
+		i = j;
+		while (j + 1 < g->nranks && g->m[j + 1].st == st)
+			j++;
+		n += (uint32_t)(j - i + 1);
+		if (off < len)
+			off += (size_t)snprintf(out + off, len - off, j > i + 1 ? "%s%d-%d" :
+						j > i ? "%s%d,%d" : "%s%d", off ? "," : "", i, j);
+	}
+	return n;
+}
+
+/*
+ * The process of init rank R: where every rank that arrived has the
+ * launcher's global rank R (its label), the live process labelled R; else
+ * none (the ranks of a sub-communicator are not the job's global ranks).
+ */
+static const struct an_proc *rank_proc(const struct an *an, const struct an_setup_grp *g,
+				       int32_t r)
+{
+	char want[16];
+	int32_t i;
+	uint32_t k;
+
+	for (i = 0; i < g->nranks; i++) {
+		const struct an_proc *p;
+
+		if (g->m[i].st == M_ABSENT)
+			continue;
+		p = an_proc_find(an, g->m[i].host, g->m[i].pid);
+		snprintf(want, sizeof(want), "%d", i);
+		if (!p || strcmp(p->label[AN_LABEL_RANK - 1], want))
+			return NULL;
+	}
+	snprintf(want, sizeof(want), "%d", r);
+	for (k = 0; k < an->nprocs; k++) {
+		const struct an_proc *p = &an->procs[k];
+
+		if (p->pid && p->state != AN_PROC_EXITED && !strcmp(p->label[AN_LABEL_RANK - 1], want))
+			return p;
+	}
+	return NULL;
+}
+
+/* H1: ranks of an init never called it; the others wait inside */
+static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t host,
+			 uint64_t now)
+{
+	struct an_verdict *v = &an->tmp;
+	char missing[256], in[256], doing[320];
+	uint32_t nmiss;
+	int32_t r;
+	bool told = false;
+
+	setup_verdict_base(v, g, AN_H1, host, now);
+	nmiss = ranks_in(g, M_ABSENT, missing, sizeof(missing));
+	ranks_in(g, M_INSIDE, in, sizeof(in));
+	an_text(v, "rank%s %s of the %d ranks never called nccl%s for unique id %016" PRIx64
+		"; rank%s %s wait%s inside it for %.1f s", nmiss > 1 ? "s" : "", missing,
+		g->nranks, an_fn_name(g->fn), g->group, g->nin > 1 ? "s" : "", in,
+		g->nin > 1 ? "" : "s", (double)(now - g->last_t) / 1e9);
+	for (r = 0; r < g->nranks; r++) {
+		const struct an_proc *p;
+
+		if (g->m[r].st != M_ABSENT)
+			continue;
+		/* one that came and exited inside (an_setup_clock) keeps its pid */
+		p = g->m[r].pid ? an_proc_find(an, g->m[r].host, g->m[r].pid) : rank_proc(an, g, r);
+		if (v->ncul < AN_MAX_CULPRITS)
+			v->cul[v->ncul++] = (struct an_culprit){ r, p ? p->host : host,
+								  p ? p->pid : 0 };
+		v->ncul_total++;
+		if (p && !told) {
+			struct an_rank tmp = { .proc = (uint32_t)(p - an->procs) + 1 };
+
+			if (g->m[r].pid)
+				an_text(v, "; rank %d (pid %u) entered it and its %s", r, p->pid,
+					loc_proc_words(an, &tmp, doing, sizeof(doing)));
+			else
+				an_text(v, "; rank %d is global rank %d, pid %u: %s", r, r, p->pid,
+					loc_proc_words(an, &tmp, doing, sizeof(doing)));
+			told = true;
+		}
+	}
+	if (!told)
+		an_text(v, "; no traced process is known as rank %d (not traced, or the"
+			" launcher's ranks are not this comm's)", v->cul[0].rank);
+	an_val_i(v, "nranks", g->nranks);
+	an_val_i(v, "arrived", g->nseen);
+	emit(an, v);
+}
+
+/* H3: the ranks inside G's call for the stall time (init: all of them) */
+static void stuck_inside(struct an *an, const struct an_setup_grp *g, uint32_t host,
+			 uint64_t now, uint64_t stall_ns)
+{
+	struct an_verdict *v = &an->tmp;
+	char in[256];
+	uint32_t nin;
+	int32_t r;
+
+	setup_verdict_base(v, g, AN_H3, host, now);
+	nin = ranks_in(g, M_INSIDE, in, sizeof(in));
+	for (r = 0; r < g->nranks; r++) {
+		if (g->m[r].st != M_INSIDE)
+			continue;
+		if (v->ncul < AN_MAX_CULPRITS)
+			v->cul[v->ncul++] = (struct an_culprit){ r, g->m[r].host, g->m[r].pid };
+		v->ncul_total++;
+	}
+	if (g->kind == AN_SETUP_INIT)
+		an_text(v, "all %d ranks entered nccl%s for unique id %016" PRIx64 " and none"
+			" returned in %.1f s: NCCL's bootstrap does not complete (its network,"
+			" or a rank of another job with the same id)", g->nranks,
+			an_fn_name(g->fn), g->group, (double)(now - g->last_t) / 1e9);
+	else
+		an_text(v, "rank%s %s of comm %016" PRIx64 " %s inside nccl%s for %.1f s or"
+			" more: the teardown does not complete (an op in flight toward a"
+			" peer that is gone?)", nin > 1 ? "s" : "", in, g->group,
+			nin > 1 ? "are" : "is", an_fn_name(g->fn), (double)stall_ns / 1e9);
+	an_val_i(v, "nranks", g->nranks);
+	emit(an, v);
+}
+
+void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint64_t t_ns)
+{
+	struct an_setup_grp *g;
+	struct setup_member *m;
+
+	an->stats.records++;
+	if (host >= an->nhosts || s->nranks < 1 || s->nranks > SETUP_MAX_RANKS ||
+	    s->rank < 0 || s->rank >= s->nranks ||
+	    (s->kind != AN_SETUP_INIT && s->kind != AN_SETUP_TEARDOWN)) {
+		an->stats.rejected++;
+		return;
+	}
+	g = grp_get(an, s);
+	if (!g)
+		return;
+	m = &g->m[s->rank];
+	if (!s->returned) {
+		/* known from now on: its exit (inside the call) is followed */
+		an_proc_add(an, host, s->pid);
+		if (m->st == M_ABSENT)
+			g->nseen++;
+		else if (m->st == M_RETURNED)
+			g->nret--;
+		else
+			g->nin--;
+		*m = (struct setup_member){ host, s->pid, t_ns, M_INSIDE };
+		g->nin++;
+		g->last_host = host;
+		g->last_t = t_ns;
+		return;
+	}
+	if (m->st != M_INSIDE)
+		return;
+	m->st = M_RETURNED;
+	g->nin--;
+	g->nret++;
+	if (g->nin)
+		return;
+	if (g->said) {
+		struct an_verdict *v = &an->tmp;
+
+		setup_verdict_base(v, g, g->kind == AN_SETUP_INIT && g->nseen < (uint32_t)g->nranks ?
+				   AN_H1 : AN_H3, host, t_ns);
+		v->kind = AN_V_RECOVERED;
+		an_text(v, "nccl%s returned on every rank that was inside", an_fn_name(g->fn));
+		emit(an, v);
+	}
+	/* all that came are back: a later entry starts afresh */
+	hmap_del(&an->setups, grp_key(g->group, g->kind));
+	grp_free(g);
+}
+
+/*
+ * Members whose process exited inside the call: at init it never comes
+ * back (absent again, its pid kept for the verdict); at teardown it is done
+ * with the comm.  False when nobody is inside any more (G freed).
+ */
+static bool drop_exited(struct an *an, struct an_setup_grp *g)
+{
+	int32_t r;
+
+	for (r = 0; r < g->nranks; r++) {
+		struct setup_member *m = &g->m[r];
+		const struct an_proc *p;
+
+		if (m->st != M_INSIDE)
+			continue;
+		p = an_proc_find(an, m->host, m->pid);
+		if (!p || p->state != AN_PROC_EXITED)
+			continue;
+		g->nin--;
+		if (g->kind == AN_SETUP_INIT) {
+			m->st = M_ABSENT;
+			g->nseen--;
+		} else {
+			m->st = M_RETURNED;
+			g->nret++;
+		}
+	}
+	if (g->nin || g->said)
+		return true;
+	hmap_del(&an->setups, grp_key(g->group, g->kind));
+	grp_free(g);
+	return false;
+}
+
+void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns)
+{
+	uint64_t stall = (uint64_t)(an->cfg.stall_s * 1e9);
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	(void)now_ns;
+	for (it = 0; hmap_next(&an->setups, &it, &k, &v);) {
+		struct an_setup_grp *g = v;
+		uint64_t now = an->hosts[g->last_host].now;
+
+		if (g->last_host != host || !drop_exited(an, g))
+			continue;
+
+		/* judged on the clock of the host of its latest entry */
+		if (g->said || !g->nin || now < g->last_t + stall)
+			continue;
+		if (g->kind == AN_SETUP_INIT && g->nret)
+			continue;	/* a rank got through: it is no bootstrap hang */
+		g->said = true;
+		if (g->kind == AN_SETUP_INIT && g->nseen < (uint32_t)g->nranks)
+			init_missing(an, g, host, now);
+		else
+			stuck_inside(an, g, host, now, now - g->last_t);
+	}
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Hangs in communicator setup (docs/analyzer.md, "Setup and teardown"): a
+# 4-rank stand-in job traced from before its init (-p, the ranks wait for
+# a file before ncclCommInitRankConfig) whose rank 2 never calls it.  The
+# other three wait inside their init; ccld must give an H1 at init naming
+# rank 2, its process (the launcher's global rank 2) and what it is doing.
+# The capture replays to the same verdict.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/simjob_lib.sh"
+require_bpf
+STALL=3
+
+start_job --ranks 4 --tp 2 --steps 10 --compute-ms 5 --timeout 60 --no-init 2 \
+	--wait-init "$TMP/go"
+pids=$(rank_pids 4)
+start_tracer init -p "$pids" --json --stall "$STALL" -o "$TMP/init.ccld"
+touch "$TMP/go"
+WAIT_S=$((STALL + 30)) wait_for grep -qs '"class":"H1","role":"root"' "$TMP/init.jsonl" ||
+	fail "no H1 verdict: $(tail -3 "$TMP/init.jsonl") $(cat "$TMP/init.err")"
+sleep 1
+stop_tracer init
+stop_job "$JOB"
+
+python3 - "$TMP/init.jsonl" "$TMP/pids" <<'PY' || fail "wrong verdict"
+import json, sys
+vs = [json.loads(l) for l in open(sys.argv[1]) if '"verdict"' in l]
+pid2 = next(int(l.split()[1]) for l in open(sys.argv[2]) if l.split()[0] == "2")
+bad = []
+if len(vs) != 1:
+    bad.append(f"expected one verdict, got {len(vs)}")
+v = vs[0]
+t = v["evidence"]["text"]
+if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(2, pid2)]:
+    bad.append(f"not an H1 naming rank 2 (pid {pid2})")
+for want in ("rank 2 of the 4 ranks never called ncclCommInitRankConfig",
+             "ranks 0,1,3 wait inside it", f"rank 2 is global rank 2, pid {pid2}",
+             "sleeping in pause()"):
+    if want not in t:
+        bad.append(f"the text does not say {want!r}")
+if v["culprits"][0].get("global_rank") != 2:
+    bad.append("no global_rank 2 in the culprit")
+for b in bad:
+    print(b)
+print(json.dumps(v))
+sys.exit(1 if bad else 0)
+PY
+"$BIN/ccld-trace" replay "$TMP/init.ccld" --json --stall "$STALL" >"$TMP/init.replay" ||
+	fail "replay failed"
+diff <(grep '"verdict"' "$TMP/init.jsonl") <(grep '"verdict"' "$TMP/init.replay") >/dev/null ||
+	fail "replay verdicts differ"
+echo "ok: the rank that never called init named at init, with its process"

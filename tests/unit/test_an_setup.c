@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Hangs in communicator setup and teardown (an_setup.c): a rank that never
+ * calls ncclCommInitRank* (named, with its process where the launcher's
+ * ranks tell), a bootstrap that does not complete, a rank stuck in a
+ * teardown call; and no verdict for inits and teardowns that return, or a
+ * process that exits inside a teardown.
+ */
+#include "test_an_helpers.h"
+
+#define UID 0xabcdef0123456789ull
+#define COMM 0x1111222233334444ull
+
+static void setup(struct sim *s, int g, uint64_t group, enum an_setup_kind kind, int fn,
+		  int nranks, bool returned)
+{
+	struct an_setup st = { .pid = 100 + g, .group = group, .kind = kind, .fn = fn,
+			       .nranks = nranks, .rank = g, .returned = returned };
+	int h = sim_host(s, g);
+
+	an_setup_call(s->an, s->host_id[h], &st, s->now[h]);
+}
+
+static void label_ranks(struct sim *s, int n)
+{
+	char v[16];
+	int g;
+
+	for (g = 0; g < n; g++) {
+		snprintf(v, sizeof(v), "%d", g);
+		an_proc_label(s->an, s->host_id[sim_host(s, g)], 100 + g, AN_LABEL_RANK, v);
+	}
+}
+
+/* ranks 0, 1, 3 of 4 wait in init; rank 2 (global rank 2, pid 102) never comes */
+static void test_missing_rank(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int g;
+
+	sim_init(&s, 5, 300);
+	label_ranks(&s, 4);
+	for (g = 0; g < 4; g++)
+		if (g != 2)
+			setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK_CONFIG, 4, false);
+	sim_tick(&s, 4.5);
+	CHECK_INT(s.nv, 0);		/* not before the stall time */
+	sim_tick(&s, 1);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_INT(v->kind, AN_V_NEW);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK_INT(v->cul[0].pid, 102);
+	CHECK_INT(v->comm, UID);
+	CHECK(strstr(v->text, "rank 2 of the 4 ranks never called ncclCommInitRankConfig for "
+		     "unique id abcdef0123456789; ranks 0,1,3 wait inside it for") != NULL);
+	CHECK(strstr(v->text, "; rank 2 is global rank 2, pid 102: process running") != NULL);
+	CHECK_INT(sim_val_i(v, "arrived"), 3);
+	/* it comes at last: every rank returns, a recovery */
+	setup(&s, 2, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK_CONFIG, 4, false);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK_CONFIG, 4, true);
+	CHECK_INT(s.nv, 2);
+	CHECK_INT(s.v[1].kind, AN_V_RECOVERED);
+	sim_tick(&s, 10);
+	CHECK_INT(s.nv, 2);
+	sim_fini(&s);
+}
+
+/* the ranks' launcher numbers are not this comm's: the rank is named, no process */
+static void test_missing_rank_unlabelled(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 5, 300);
+	setup(&s, 0, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK, 2, false);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK_INT(v->cul[0].pid, 0);
+	CHECK(strstr(v->text, "no traced process is known as rank 1") != NULL);
+	sim_fini(&s);
+}
+
+/* all 4 inside init, none returns: the bootstrap */
+static void test_bootstrap_stuck(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int g;
+
+	sim_init(&s, 5, 300);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK, 4, false);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_STR(sim_culprits(v), "0,1,2,3");
+	CHECK(strstr(v->text, "all 4 ranks entered ncclCommInitRank for unique id") != NULL);
+	sim_fini(&s);
+}
+
+/* inits that return, teardowns that return: nothing */
+static void test_quiet(void)
+{
+	struct sim s;
+	int g;
+
+	sim_init(&s, 5, 300);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK, 4, false);
+	sim_tick(&s, 1);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK, 4, true);
+	/* teardown one rank at a time, each returns */
+	for (g = 0; g < 4; g++) {
+		setup(&s, g, COMM, AN_SETUP_TEARDOWN, CCLD_FN_DESTROY, 4, false);
+		sim_tick(&s, 2);
+		setup(&s, g, COMM, AN_SETUP_TEARDOWN, CCLD_FN_DESTROY, 4, true);
+	}
+	sim_tick(&s, 20);
+	CHECK_INT(s.nv, 0);
+	/* a bad record is refused */
+	setup(&s, 5, COMM, AN_SETUP_TEARDOWN, CCLD_FN_DESTROY, 4, false);
+	sim_tick(&s, 20);
+	CHECK_INT(s.nv, 0);
+	sim_fini(&s);
+}
+
+/* rank 1 stays inside ncclCommFinalize; rank 3's process exits inside it */
+static void test_teardown_stuck(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int g;
+
+	sim_init(&s, 5, 300);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, COMM, AN_SETUP_TEARDOWN, CCLD_FN_FINALIZE, 4, false);
+	for (g = 0; g < 4; g += 2)
+		setup(&s, g, COMM, AN_SETUP_TEARDOWN, CCLD_FN_FINALIZE, 4, true);
+	an_proc_state(s.an, s.host_id[sim_host(&s, 3)], 103, AN_PROC_EXITED, 0, s.now[0]);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H3);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK(strstr(v->text, "rank 1 of comm 1111222233334444 is inside ncclCommFinalize") != NULL);
+	sim_fini(&s);
+}
+
+int main(void)
+{
+	test_missing_rank();
+	test_missing_rank_unlabelled();
+	test_bootstrap_stuck();
+	test_quiet();
+	test_teardown_stuck();
+	return check_finish("test_an_setup");
+}
