@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "an_config.h"
 #include "an_int.h"
 #include "an_locate_int.h"
 
@@ -38,11 +39,45 @@ struct an_setup_grp {
 	uint32_t last_host;	/* the latest entry, on this host's clock */
 	uint64_t last_t;
 	bool said;
+	bool suspected;	/* the caller was asked to look at its processes */
 };
 
 static struct hkey grp_key(uint64_t group, enum an_setup_kind kind)
 {
 	return hkey3(group, (uint64_t)kind, 0);
+}
+
+/*
+ * Asks the caller (ON) to look at G's processes again each tick, their
+ * threads above all (the missing rank's too, where known), so that the
+ * verdict says what they do now; or (off) to stop.
+ */
+static const struct an_proc *rank_proc(const struct an *an, const struct an_setup_grp *g,
+				       int32_t r);
+
+static void suspect(struct an *an, struct an_setup_grp *g, bool on)
+{
+	struct an_culprit *procs;
+	struct an_suspect sp = { .on = on, .comm = g->group };
+	int32_t r;
+
+	g->suspected = on;
+	if (!an->sink.suspect)
+		return;
+	procs = calloc((size_t)g->nranks, sizeof(*procs));
+	if (!procs)
+		return;
+	for (r = 0; on && r < g->nranks; r++) {
+		const struct an_proc *p = g->m[r].st == M_INSIDE ? NULL : rank_proc(an, g, r);
+
+		if (g->m[r].st == M_INSIDE)
+			procs[sp.nprocs++] = (struct an_culprit){ r, g->m[r].host, g->m[r].pid };
+		else if (g->kind == AN_SETUP_INIT && g->m[r].st == M_ABSENT && p)
+			procs[sp.nprocs++] = (struct an_culprit){ r, p->host, p->pid };
+	}
+	sp.procs = procs;
+	an->sink.suspect(an->sink.ctx, &sp);
+	free(procs);
 }
 
 static void grp_free(struct an_setup_grp *g)
@@ -292,6 +327,8 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 		emit(an, v);
 	}
 	/* all that came are back: a later entry starts afresh */
+	if (g->suspected)
+		suspect(an, g, false);
 	hmap_del(&an->setups, grp_key(g->group, g->kind));
 	grp_free(g);
 }
@@ -325,6 +362,8 @@ static bool drop_exited(struct an *an, struct an_setup_grp *g)
 	}
 	if (g->nin || g->said)
 		return true;
+	if (g->suspected)
+		suspect(an, g, false);
 	hmap_del(&an->setups, grp_key(g->group, g->kind));
 	grp_free(g);
 	return false;
@@ -333,6 +372,7 @@ static bool drop_exited(struct an *an, struct an_setup_grp *g)
 void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns)
 {
 	uint64_t stall = (uint64_t)(an->cfg.stall_s * 1e9);
+	uint64_t look = (uint64_t)(an_config_suspect_s(&an->cfg) * 1e9);
 	struct hkey k;
 	size_t it;
 	void *v;
@@ -345,15 +385,18 @@ void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns)
 		if (g->last_host != host || !drop_exited(an, g))
 			continue;
 
+		if (g->said || !g->nin || (g->kind == AN_SETUP_INIT && g->nret))
+			continue;	/* init: a rank got through, it is no bootstrap hang */
 		/* judged on the clock of the host of its latest entry */
-		if (g->said || !g->nin || now < g->last_t + stall)
+		if (!g->suspected && now >= g->last_t + look)
+			suspect(an, g, true);
+		if (now < g->last_t + stall)
 			continue;
-		if (g->kind == AN_SETUP_INIT && g->nret)
-			continue;	/* a rank got through: it is no bootstrap hang */
 		g->said = true;
 		if (g->kind == AN_SETUP_INIT && g->nseen < (uint32_t)g->nranks)
 			init_missing(an, g, host, now);
 		else
 			stuck_inside(an, g, host, now, now - g->last_t);
+		suspect(an, g, false);
 	}
 }

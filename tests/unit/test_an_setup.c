@@ -46,8 +46,12 @@ static void test_missing_rank(void)
 			setup(&s, g, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK_CONFIG, 4, false);
 	sim_tick(&s, 4.5);
 	CHECK_INT(s.nv, 0);		/* not before the stall time */
+	/* asked to look at them again, from half the stall time on */
+	CHECK_INT(s.nsuspect_on, 1);
+	CHECK_INT(s.suspect_comm, UID);
 	sim_tick(&s, 1);
 	CHECK_INT(s.nv, 1);
+	CHECK_INT(s.nsuspect_off, 1);
 	v = &s.v[0];
 	CHECK_INT(v->cls, AN_H1);
 	CHECK_INT(v->kind, AN_V_NEW);

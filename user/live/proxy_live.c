@@ -269,6 +269,18 @@ size_t proxy_live_suspected(const struct proxy_live *pl, uint64_t *out, size_t m
 	return n;
 }
 
+size_t proxy_live_suspect_pids(const struct proxy_live *pl, uint64_t comm, uint32_t *out,
+			       size_t max)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < pl->nsus; i++)
+		if (!pl->sus[i].slow && pl->sus[i].comm == comm)
+			for (j = 0; j < pl->sus[i].npids && n < max; j++)
+				out[n++] = pl->sus[i].pids[j];
+	return n;
+}
+
 int proxy_live_comm_bus(struct proxy_live *pl, const struct comm_rank *cr, uint64_t *bus)
 {
 	return proxymap_comm_bus(pl->map, cr, bus);

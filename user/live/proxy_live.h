@@ -41,6 +41,9 @@ int proxy_live_snapshot(struct proxy_live *pl, const struct comm_rank *cr, uint6
 
 /* The comms suspected stuck now (not slow samples): at most MAX hashes into OUT. */
 size_t proxy_live_suspected(const struct proxy_live *pl, uint64_t *out, size_t max);
+/* The processes of suspected (not slow) COMM, at most MAX into OUT; how many. */
+size_t proxy_live_suspect_pids(const struct proxy_live *pl, uint64_t comm, uint32_t *out,
+			       size_t max);
 
 /* A process exited. */
 void proxy_live_forget(struct proxy_live *pl, uint32_t pid);

@@ -681,8 +681,17 @@ out:
 	free(pending);
 }
 
-void snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
+void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,
 		      snapshot_emit_fn emit, void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		read_threads(s, (pid_t)pids[i], false, now_ns, emit, ctx);
+}
+
+size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
+			snapshot_emit_fn emit, void *ctx)
 {
 	const struct comm_rank *cr;
 	struct ccld_event ev;
@@ -705,4 +714,5 @@ void snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
 				    now_ns, emit, ctx, &ev);
 		read_threads(s, (pid_t)pids[i], false, now_ns, emit, ctx);
 	}
+	return n;
 }

@@ -57,9 +57,14 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 
 /*
  * The counters of the local ranks of comm HASH and their processes'
- * threads, again: records only where something changed.
+ * threads, again: records only where something changed.  Returns how many
+ * local ranks the comm has (0: none, e.g. a group still in its init).
  */
-void snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
+size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
+			snapshot_emit_fn emit, void *ctx);
+
+/* The threads of the N processes PIDS, again (changes only). */
+void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,
 		      snapshot_emit_fn emit, void *ctx);
 
 #endif

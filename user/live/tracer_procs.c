@@ -308,8 +308,16 @@ void tr_snapshot_tick(struct tracer *t, uint64_t now)
 
 	snapshot_new_comms(t->snap, now, tr_emit_cb, t);
 	n = proxy_live_suspected(t->proxy, sus, 64);
-	for (i = 0; i < n; i++)
-		snapshot_refresh(t->snap, sus[i], now, tr_emit_cb, t);
+	for (i = 0; i < n; i++) {
+		uint32_t pids[64];
+		size_t np;
+
+		if (snapshot_refresh(t->snap, sus[i], now, tr_emit_cb, t))
+			continue;
+		/* no comm of that hash yet (ranks stuck in their init): their threads */
+		np = proxy_live_suspect_pids(t->proxy, sus[i], pids, 64);
+		snapshot_threads(t->snap, pids, np, now, tr_emit_cb, t);
+	}
 }
 
 bool tr_all_gone(const struct tracer *t)
