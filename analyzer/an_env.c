@@ -75,22 +75,6 @@ static uint32_t known_ranks(const struct an *an, const struct an_comm *c, int32_
 	return n;
 }
 
-/* RANKS (ascending) as "0,2,4-7" into OUT */
-static void rank_list(const int32_t *ranks, uint32_t n, char *out, size_t len)
-{
-	size_t off = 0;
-	uint32_t i, j;
-
-	out[0] = '\0';
-	for (i = 0; i < n && off < len; i = j + 1) {
-		for (j = i; j + 1 < n && ranks[j + 1] == ranks[j] + 1; j++)
-			;
-		off += (size_t)snprintf(out + off, len - off, j > i + 1 ? "%s%d-%d" :
-					j > i ? "%s%d,%d" : "%s%d", off ? "," : "",
-					ranks[i], ranks[j]);
-	}
-}
-
 struct group {
 	const char *value;
 	int32_t *ranks;
@@ -158,7 +142,7 @@ static void groups_text(const struct group *g, uint32_t ng, bool unset_word, cha
 
 	out[0] = '\0';
 	for (k = 0; k < ng && off < len; k++) {
-		rank_list(g[k].ranks, g[k].n, ranks, sizeof(ranks));
+		an_rank_list(g[k].ranks, g[k].n, ranks, sizeof(ranks));
 		off += (size_t)snprintf(out + off, len - off, "%s%s on rank%s %s", k ? "; " : "",
 					g[k].value[0] || !unset_word ? g[k].value : "unset",
 					g[k].n > 1 ? "s" : "", ranks);

@@ -45,6 +45,62 @@ const char *an_fn_name(int fn)
 	return s ? s : "op";
 }
 
+void an_rank_list(const int32_t *ranks, uint32_t n, char *out, size_t len)
+{
+	size_t off = 0;
+	uint32_t i, j;
+
+	out[0] = '\0';
+	for (i = 0; i < n && off < len; i = j + 1) {
+		for (j = i; j + 1 < n && ranks[j + 1] == ranks[j] + 1; j++)
+			;
+		off += (size_t)snprintf(out + off, len - off, j > i + 1 ? "%s%d-%d" :
+					j > i ? "%s%d,%d" : "%s%d", off ? "," : "",
+					ranks[i], ranks[j]);
+	}
+}
+
+static int by_value(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Comm HASH as a user knows it: its size, and the launcher's global ranks
+ * of its members ("0,2,4-7", those known; *UNKNOWN: how many are not).
+ * False when the analyzer does not know the comm.
+ */
+static bool comm_desc(const struct an *an, uint64_t hash, int32_t *nranks, char *members,
+		      size_t len, uint32_t *unknown)
+{
+	const struct an_comm *c = hmap_get(&an->comms, hkey3(hash, 0, 0));
+	int32_t *g, r;
+	uint32_t n = 0;
+
+	members[0] = '\0';
+	*unknown = 0;
+	if (!c || c->nranks < 1)
+		return false;
+	*nranks = c->nranks;
+	g = malloc(sizeof(*g) * (size_t)c->nranks);
+	if (!g)
+		return true;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[r]);
+
+		if (p && p->label[AN_LABEL_RANK - 1][0])
+			g[n++] = atoi(p->label[AN_LABEL_RANK - 1]);
+		else
+			(*unknown)++;
+	}
+	qsort(g, n, sizeof(*g), by_value);
+	an_rank_list(g, n, members, len);
+	free(g);
+	return true;
+}
+
 const char *an_dtype_name(int dtype, char *buf, size_t n)
 {
 	const char *s = dtype_name(dtype);
@@ -137,6 +193,9 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 		    int64_t off, struct json_buf *b)
 {
 	bool rec = v->kind == AN_V_RECOVERED;
+	char members[256];
+	uint32_t unknown;
+	int32_t nranks;
 
 	json_obj_open(b);
 	json_kv_str(b, "type", rec ? "recovery" : "verdict");
@@ -145,6 +204,20 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 	if (!rec)
 		json_kv_str(b, "role", v->role == AN_ROOT ? "root" : "cascade");
 	json_kv_hex16(b, "comm", v->comm);
+	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown)) {
+		const struct an_comm *c = hmap_get(&an->comms, hkey3(v->comm, 0, 0));
+
+		json_key(b, "comm_info");
+		json_obj_open(b);
+		json_kv_i64(b, "nranks", nranks);
+		if (members[0])
+			json_kv_str(b, "global_ranks", members);
+		if (unknown)
+			json_kv_i64(b, "global_ranks_unknown", unknown);
+		if (c->parent)
+			json_kv_hex16(b, "parent", c->parent);
+		json_obj_close(b);
+	}
 	json_kv_i64(b, "seq", v->seq);
 	if (!rec)
 		culprits(an, v, b);
@@ -185,7 +258,9 @@ static const char *hw_word(const struct an_verdict *v)
 int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    struct json_buf *b)
 {
-	uint32_t i;
+	char members[256];
+	uint32_t i, unknown;
+	int32_t nranks;
 
 	if (v->kind == AN_V_RECOVERED) {
 		json_printf(b, "RECOVERED %s comm %016" PRIx64 " seq %" PRId64
@@ -193,13 +268,18 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 			    v->text);
 		return b->err;
 	}
-	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64 " %s seq %" PRId64,
+	json_printf(b, "%s %s (%s)%s %s comm %016" PRIx64,
 		    v->cls == AN_HW ? hw_word(v) : v->cls == AN_ENV ? "SETUP" :
 		    v->cls >= AN_S1 ? "SLOW" : "HANG",
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
-		    v->role == AN_ROOT ? "root" : "cascade", v->comm,
-		    an_fn_name(v->fn), v->seq);
+		    v->role == AN_ROOT ? "root" : "cascade", v->comm);
+	/* the comm as its user knows it: "(8 ranks: global 0,2,4-7)" */
+	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown))
+		json_printf(b, " (%d rank%s%s%s%s)", nranks, nranks == 1 ? "" : "s",
+			    members[0] ? ": global " : "", members,
+			    members[0] && unknown ? ", others unknown" : "");
+	json_printf(b, " %s seq %" PRId64, an_fn_name(v->fn), v->seq);
 	json_printf(b, ": culprit%s ", v->ncul_total == 1 ? "" : "s");
 	for (i = 0; i < v->ncul; i++) {
 		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);

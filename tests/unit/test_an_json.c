@@ -158,7 +158,8 @@ static void test_verdict_line(void)
 	CHECK(valid_json(json_str(&b)));
 	CHECK_STR(json_str(&b),
 		  "{\"type\":\"verdict\",\"schema\":1,\"class\":\"H1\","
-		  "\"role\":\"root\",\"comm\":\"00c0ffee00000001\",\"seq\":2,"
+		  "\"role\":\"root\",\"comm\":\"00c0ffee00000001\","
+		  "\"comm_info\":{\"nranks\":3,\"global_ranks_unknown\":3},\"seq\":2,"
 		  "\"culprits\":[{\"rank\":2,\"host\":\"h0\",\"pid\":102}],"
 		  "\"detected_ns\":3605250000000,\"onset_ns\":3600000020000,"
 		  "\"op\":\"AllReduce\",\"evidence\":{\"text\":\"rank 2 never "
@@ -186,6 +187,19 @@ static void test_verdict_line(void)
 	json_reset(&b);
 	an_verdict_text(s.an, &s.v[0], &b);
 	CHECK(strstr(json_str(&b), "rank 2 (global rank 5, h0 pid 102)") != NULL);
+	/* the comm as its user knows it: its size and its members' global ranks */
+	CHECK(strstr(json_str(&b), "root comm 00c0ffee00000001 (3 ranks: global 5, others "
+		     "unknown) AllReduce seq 2") != NULL);
+	an_proc_label(s.an, s.host_id[0], 100, AN_LABEL_RANK, "4");
+	an_proc_label(s.an, s.host_id[0], 101, AN_LABEL_RANK, "6");
+	json_reset(&b);
+	an_verdict_json(s.an, &s.v[0], 0, &b);
+	CHECK(strstr(json_str(&b), "\"comm_info\":{\"nranks\":3,\"global_ranks\":\"4-6\"}")
+	      != NULL);
+	an_proc_label(s.an, s.host_id[0], 101, AN_LABEL_RANK, "9");
+	json_reset(&b);
+	an_verdict_text(s.an, &s.v[0], &b);
+	CHECK(strstr(json_str(&b), "(3 ranks: global 4,5,9)") != NULL);
 	json_free(&b);
 	sim_fini(&s);
 }
