@@ -159,6 +159,14 @@ static void culprits(const struct an *an, const struct an_verdict *v,
 			json_kv_i64(b, "local_rank", atol(p->label[AN_LABEL_LOCAL_RANK - 1]));
 		json_kv_str(b, "host", an_host_name(an, v->cul[i].host));
 		json_kv_u64(b, "pid", v->cul[i].pid);
+		/* its GPU as its comm says: "3 0000:1a:00.0" */
+		if (p && p->label[AN_LABEL_GPU - 1][0]) {
+			const char *gpu = p->label[AN_LABEL_GPU - 1], *sp = strchr(gpu, ' ');
+
+			json_kv_i64(b, "cuda_dev", atol(gpu));
+			if (sp)
+				json_kv_str(b, "gpu", sp + 1);
+		}
 		for (k = 0; p && k < 3; k++)
 			if (p->label[k][0])
 				json_kv_str(b, keys[k], p->label[k]);
@@ -284,10 +292,12 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 	for (i = 0; i < v->ncul; i++) {
 		const struct an_proc *p = an_proc_find(an, v->cul[i].host, v->cul[i].pid);
 		const char *g = p ? p->label[AN_LABEL_RANK - 1] : "";
+		const char *gpu = p ? p->label[AN_LABEL_GPU - 1] : "";
 
-		json_printf(b, "%srank %d (%s%s%s%s pid %u)", i ? ", " : "", v->cul[i].rank,
+		json_printf(b, "%srank %d (%s%s%s%s pid %u%s%s)", i ? ", " : "", v->cul[i].rank,
 			    g[0] ? "global rank " : "", g, g[0] ? ", " : "",
-			    an_host_name(an, v->cul[i].host), v->cul[i].pid);
+			    an_host_name(an, v->cul[i].host), v->cul[i].pid,
+			    gpu[0] ? ", GPU " : "", gpu);
 	}
 	if (v->ncul_total > v->ncul)
 		json_printf(b, " and %u more", v->ncul_total - v->ncul);

@@ -27,7 +27,7 @@
  * AW_LABEL kinds 4 and 5 (the launcher's global and local rank); version 7
  * AW_THREAD's CUDA synchronize (u8 function, u64 entry); version 8 a u8
  * after it (1: found on the thread's stack, the entry is a bound); version 9
- * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 and 7.  A
+ * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */

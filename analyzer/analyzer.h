@@ -362,7 +362,8 @@ enum an_label {
 	AN_LABEL_LOCAL_RANK,	/* its local rank */
 	AN_LABEL_NCCL_LIB,	/* its NCCL library, "VERSION BUILD-ID" */
 	AN_LABEL_NCCL_ENV,	/* one of its NCCL_* variables, "NAME=VALUE" (many) */
-	AN_LABEL_MAX_KIND = AN_LABEL_NCCL_ENV
+	AN_LABEL_GPU,		/* its GPU: "CUDA_DEV DDDD:BB:DD.F" (comm->cudaDev, busId) */
+	AN_LABEL_MAX_KIND = AN_LABEL_GPU
 };
 void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kind,
 		   const char *value);

@@ -330,6 +330,7 @@ enum ccld_label_kind {
 	CCLD_LABEL_LOCAL_RANK,	/* ... and local rank (LOCAL_RANK, SLURM_LOCALID...) */
 	CCLD_LABEL_NCCL_LIB,	/* its NCCL library: "VERSION BUILD-ID" (hex), "" parts unknown */
 	CCLD_LABEL_NCCL_ENV,	/* one NCCL_* variable of its environment: "NAME=VALUE" */
+	CCLD_LABEL_GPU,		/* its GPU as its comm says: "CUDA_DEV DDDD:BB:DD.F" */
 };
 
 struct ccld_label {		/* CCLD_EV_PROC_LABEL, one per kind */

@@ -35,6 +35,7 @@ import collections
 import glob
 import json
 import os
+import re
 import sys
 
 import expected_comms
@@ -73,6 +74,8 @@ def main():
     # every culprit must carry its launcher's global rank (RANK), the job's
     # rank of that pid; where any culprit has one, it must be that one
     ap.add_argument("--want-global-rank", action="store_true")
+    ap.add_argument("--want-gpu", action="store_true",
+                    help="each culprit names its GPU (cuda_dev, PCI address)")
     a = ap.parse_args()
 
     trace = load(a.trace)
@@ -235,6 +238,10 @@ def main():
                         f"the job's rank {rank_of.get(c['pid'])}")
         elif a.want_global_rank and "global_rank" not in c:
             errs.append(f"culprit pid {c['pid']}: no global_rank")
+        if a.want_gpu and not (isinstance(c.get("cuda_dev"), int) and
+                               re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]",
+                                            c.get("gpu", ""))):
+            errs.append(f"culprit pid {c['pid']}: no GPU (cuda_dev, gpu): {c}")
     for want in a.evidence_has:
         want = want.replace("_", " ").replace("%TMP%", os.environ.get("TMP", ""))
         if want not in v["evidence"].get("text", ""):

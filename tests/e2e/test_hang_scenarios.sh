@@ -46,9 +46,9 @@ scenario() {
 # (each step starts with the TP all-reduces)
 scenario skip-tp "--steps 12 --skip 3:4:tp" "--class H1 --culprits 3 --kind tp"
 # the culprit named also by its launcher's global rank (RANK=2 in its
-# environment), its TP rank being 0
+# environment), its TP rank being 0, and by its GPU (CUDA device, PCI address)
 scenario cpu-hang "--steps 100000 --hang 2:20" \
-	"--class H1 --culprits 2 --kind tp --want-global-rank"
+	"--class H1 --culprits 2 --kind tp --want-global-rank --want-gpu"
 # what the culprit does, from /proc: a checkpoint write that never ends (a
 # FIFO nobody reads), named with its file; a stopped process named stopped
 export TMP

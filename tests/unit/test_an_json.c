@@ -200,6 +200,14 @@ static void test_verdict_line(void)
 	json_reset(&b);
 	an_verdict_text(s.an, &s.v[0], &b);
 	CHECK(strstr(json_str(&b), "(3 ranks: global 4,5,9)") != NULL);
+	/* its GPU, as its comm says (CUDA device, PCI address) */
+	an_proc_label(s.an, s.host_id[0], 102, AN_LABEL_GPU, "3 0000:1a:00.0");
+	json_reset(&b);
+	an_verdict_json(s.an, &s.v[0], 0, &b);
+	CHECK(strstr(json_str(&b), "\"pid\":102,\"cuda_dev\":3,\"gpu\":\"0000:1a:00.0\"}") != NULL);
+	json_reset(&b);
+	an_verdict_text(s.an, &s.v[0], &b);
+	CHECK(strstr(json_str(&b), "rank 2 (global rank 5, h0 pid 102, GPU 3 0000:1a:00.0)") != NULL);
 	json_free(&b);
 	sim_fini(&s);
 }

@@ -46,6 +46,7 @@ struct snapshot {
 	struct hmap resolved;	/* pidHash -> struct resolved */
 	struct hmap dead_sent;	/* (comm, rank) -> marker: its PEER record is out */
 	struct hmap counts;	/* (pid, comm) -> last launch count + 1 emitted */
+	struct hmap gpus;	/* pid -> its GPU label's value last emitted (malloc'd) */
 	struct hmap threads;	/* pid -> signature of its threads last emitted */
 	struct hmap cudawait;	/* pid -> struct proc_cudawait */
 	int entries_fd;		/* the BPF calls in progress per thread, -1 none */
@@ -83,6 +84,7 @@ struct snapshot *snapshot_new(struct attacher *a, struct proxy_live *pl, const s
 	hmap_init(&s->resolved);
 	hmap_init(&s->dead_sent);
 	hmap_init(&s->counts);
+	hmap_init(&s->gpus);
 	hmap_init(&s->threads);
 	hmap_init(&s->cudawait);
 	return s;
@@ -106,6 +108,9 @@ void snapshot_free(struct snapshot *s)
 	hmap_free(&s->resolved);
 	hmap_free(&s->dead_sent);
 	hmap_free(&s->counts);
+	for (it = 0; hmap_next(&s->gpus, &it, NULL, &v);)
+		free(v);
+	hmap_free(&s->gpus);
 	hmap_free(&s->threads);
 	free(s->cands);
 	free(s);
@@ -224,12 +229,14 @@ static bool intra_transports_off(pid_t pid)
  * Such connections have no proxy ops, so an empty look at its proxy says
  * nothing of its GPUs.
  */
-static void note_hosts(const struct traced_lib *lib, pid_t pid, struct ccld_event *ev)
+static void note_hosts(const struct traced_lib *lib, pid_t pid, struct ccld_event *ev,
+		       int64_t *bus_id)
 {
 	struct comm_peer *peers;
 	int32_t r, me = ev->id.rank, n = ev->id.nranks;
 	bool one = true;
 
+	*bus_id = -1;
 	if (n <= 1 || n > (1 << 20) || me < 0 || me >= n)
 		return;
 	peers = calloc((size_t)n, sizeof(*peers));
@@ -241,8 +248,43 @@ static void note_hosts(const struct traced_lib *lib, pid_t pid, struct ccld_even
 		ev->u.cstate.counts |= CCLD_CS_HOSTS_READ;
 		if (one && !intra_transports_off(pid))
 			ev->u.cstate.counts |= CCLD_CS_INTRA_NODE;
+		*bus_id = peers[me].bus_id;
 	}
 	free(peers);
+}
+
+/*
+ * The GPU of PID as its comm says (cudaDev, busId in NCCL's encoding: the
+ * PCI address as hex digits, 0x1a000 is 0000:1a:00.0): a PROC_LABEL record
+ * (CCLD_LABEL_GPU), when it is new for the process.
+ */
+static void gpu_label(struct snapshot *s, pid_t pid, int32_t cuda_dev, int64_t bus,
+		      uint64_t now, snapshot_emit_fn emit, void *ctx)
+{
+	struct hkey k = hkey3((uint64_t)pid, 0, 5);
+	char *old = hmap_get(&s->gpus, k), *val;
+	struct ccld_event ev;
+
+	if (cuda_dev < 0 || bus < 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%d %04x:%02x:%02x.%x", cuda_dev,
+		 (unsigned)(bus >> 20) & 0xffff, (unsigned)(bus >> 12) & 0xff,
+		 (unsigned)(bus >> 4) & 0xff, (unsigned)bus & 0xf);
+	if (old && !strcmp(old, ev.u.label.value))
+		return;
+	val = strdup(ev.u.label.value);
+	if (!val || hmap_put(&s->gpus, k, val)) {
+		free(val);
+		return;
+	}
+	free(old);
+	ev.type = CCLD_EV_PROC_LABEL;
+	ev.version = CCLD_ABI_VERSION;
+	ev.pid = ev.tid = (uint32_t)pid;
+	ev.id.rank = ev.id.nranks = -1;
+	ev.u.label.kind = CCLD_LABEL_GPU;
+	emit_at(emit, ctx, &ev, now);
 }
 
 /*
@@ -254,13 +296,16 @@ static int read_counts(struct snapshot *s, const struct traced_lib *lib, pid_t p
 		       snapshot_emit_fn emit, void *ctx, struct ccld_event *ev)
 {
 	struct hkey k = hkey3((uint64_t)pid, addr, 1);
+	int64_t bus = -1;
 	uint64_t sig;
 	int ret = commread_state(lib, pid, addr, src, ev);
 
 	if (ret)
 		return ret;
-	if (force)
-		note_hosts(lib, pid, ev);
+	if (force) {
+		note_hosts(lib, pid, ev, &bus);
+		gpu_label(s, pid, ev->u.cstate.cuda_dev, bus, now, emit, ctx);
+	}
 	/* +1: zero launched is a value, not "never emitted" */
 	/* never NULL or HMAP_TOMB in the map */
 	sig = (((ev->id.nccl_seq + 1) << 20) ^ ev->u.cstate.coll_op_count) | 1ull << 63;
@@ -679,6 +724,24 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 	}
 out:
 	free(pending);
+}
+
+void snapshot_forget(struct snapshot *s, pid_t pid)
+{
+	uint64_t p = (uint64_t)pid;
+	struct hkey k;
+	size_t it;
+	void *v;
+
+	if (!s)
+		return;
+	hmap_del(&s->libs, hkey3(p, 0, 0));
+	hmap_del(&s->threads, hkey3(p, 0, 2));
+	free(hmap_del(&s->cudawait, hkey3(p, 0, 4)));
+	free(hmap_del(&s->gpus, hkey3(p, 0, 5)));
+	for (it = 0; hmap_next(&s->counts, &it, &k, &v);)
+		if (k.a == p && k.c == 1)
+			hmap_del(&s->counts, k);
 }
 
 void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,

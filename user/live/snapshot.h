@@ -63,6 +63,12 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
 			snapshot_emit_fn emit, void *ctx);
 
+/*
+ * PID exited: what was kept of it goes (its library, last counts, threads,
+ * GPU); a new process with its pid starts afresh.
+ */
+void snapshot_forget(struct snapshot *s, pid_t pid);
+
 /* The threads of the N processes PIDS, again (changes only). */
 void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,
 		      snapshot_emit_fn emit, void *ctx);

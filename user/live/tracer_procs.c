@@ -158,6 +158,7 @@ static void mark_gone(struct tracer *t, struct tracked *p, uint64_t ts)
 	p->gone_ns = ts;
 	mark_seen(t, p->pid, false);
 	attacher_pid_gone(&t->att, p->pid, ts);
+	snapshot_forget(t->snap, p->pid);
 	tr_forget_drops(t, p->pid);
 	proxy_live_forget(t->proxy, (uint32_t)p->pid);
 	tr_synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
