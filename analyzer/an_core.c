@@ -367,6 +367,21 @@ void an_proc_label(struct an *an, uint32_t host, uint32_t pid, enum an_label kin
 		an->env_dirty = true;
 }
 
+void an_verdict_root(struct an_verdict *v, enum an_class cls, uint64_t comm, int64_t seq,
+		     int fn, uint32_t host, uint64_t t_ns)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = AN_V_NEW;
+	v->cls = cls;
+	v->role = AN_ROOT;
+	v->comm = comm;
+	v->seq = seq;
+	v->fn = fn;
+	v->clock_host = host;
+	v->detected_ns = t_ns;
+	v->onset_ns = t_ns;
+}
+
 struct an_proc *an_proc_add(struct an *an, uint32_t host, uint32_t pid)
 {
 	uint32_t i = host < an->nhosts ? proc_get(an, host, pid, true) : 0;

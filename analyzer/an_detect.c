@@ -122,7 +122,7 @@ static void suspect(struct an *an, struct an_comm *c, bool on)
 	an_suspect_comm(an, c, on, false, UINT32_MAX, 0);
 }
 
-static void emit(struct an *an, const struct an_verdict *v)
+void an_emit(struct an *an, const struct an_verdict *v)
 {
 	if (v->kind == AN_V_RECOVERED)
 		an->stats.recoveries++;
@@ -158,7 +158,7 @@ static void recover(struct an *an, struct an_comm *c)
 	an_val_f(v, "stalled_s", stalled);
 	an_text(v, "comm %016llx got past seq %lld after %.1f s without progress",
 		(unsigned long long)c->hash, (long long)c->decl_seq, stalled);
-	emit(an, v);
+	an_emit(an, v);
 	c->declared = false;
 	free(c->last);
 	c->last = NULL;
@@ -397,7 +397,7 @@ static void evaluate(struct an *an)
 			continue;
 		}
 		*c->last = an->tmp;
-		emit(an, &an->tmp);
+		an_emit(an, &an->tmp);
 	}
 }
 

@@ -220,14 +220,7 @@ static void env_verdict(struct an *an, const struct an_comm *c, uint32_t host,
 	char text[512];
 	uint32_t k, i;
 
-	memset(v, 0, sizeof(*v));
-	v->kind = AN_V_NEW;
-	v->cls = AN_ENV;
-	v->role = AN_ROOT;
-	v->comm = c->hash;
-	v->seq = -1;
-	v->clock_host = host;
-	v->detected_ns = v->onset_ns = now_ns;
+	an_verdict_root(v, AN_ENV, c->hash, -1, 0, host, now_ns);
 	/*
 	 * The culprits: the ranks outside the largest group; with no single
 	 * largest group (a 2-rank comm, one on each build), all of them
@@ -247,9 +240,7 @@ static void env_verdict(struct an *an, const struct an_comm *c, uint32_t host,
 		" (version, build id): %s; ranks of one comm must run one build%s", c->nranks,
 		c->hash, text, g[0].n > g[1].n ? "" : " (no build runs on most: all are named)");
 	an_val_i(v, "nccl_libs", ng);
-	an->stats.verdicts++;
-	if (an->sink.verdict)
-		an->sink.verdict(an->sink.ctx, v);
+	an_emit(an, v);
 }
 
 void an_env_check(struct an *an, uint32_t host, uint64_t now_ns)

@@ -63,16 +63,7 @@ bool an_hw_verdict(struct an *an, uint32_t host, uint32_t pid, uint64_t t_ns,
 	}
 	if (!best)
 		return false;
-	memset(v, 0, sizeof(*v));
-	v->kind = AN_V_NEW;
-	v->cls = AN_HW;
-	v->role = AN_ROOT;
-	v->comm = best->hash;
-	v->seq = best->r[rank].entered;
-	v->fn = 0;
-	v->clock_host = host;
-	v->detected_ns = t_ns;
-	v->onset_ns = t_ns;
+	an_verdict_root(v, AN_HW, best->hash, best->r[rank].entered, 0, host, t_ns);
 	v->cul[0].rank = rank;
 	v->cul[0].host = host;
 	v->cul[0].pid = pid;
@@ -109,7 +100,5 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 		bus, v->cul[0].rank, pid, xid, text);
 	an_val_i(v, "xid", xid);
 	an_val_s(v, "gpu", bus);
-	an->stats.verdicts++;
-	if (an->sink.verdict)
-		an->sink.verdict(an->sink.ctx, v);
+	an_emit(an, v);
 }

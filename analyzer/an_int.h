@@ -444,6 +444,14 @@ void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_hw_note(const struct an *an, struct an_verdict *v);
 /* an_setup.c: init / teardown calls that do not return (verdicts); freeing */
 void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns);
+/* an_detect.c: V to the sink, counted as a verdict or a recovery */
+void an_emit(struct an *an, const struct an_verdict *v);
+/*
+ * an_core.c: V cleared and framed as a new root verdict of class CLS on
+ * COMM (seq SEQ, op FN), detected at T_NS on HOST's clock, its onset then
+ */
+void an_verdict_root(struct an_verdict *v, enum an_class cls, uint64_t comm, int64_t seq,
+		     int fn, uint32_t host, uint64_t t_ns);
 void an_setup_free(struct an *an);
 /* an_warn.c: the culprits' recent NCCL warning appended to V's evidence */
 void an_warn_note(const struct an *an, struct an_verdict *v);

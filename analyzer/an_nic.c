@@ -139,7 +139,5 @@ void an_nic_error(struct an *an, uint32_t host, uint32_t pid,
 	an_text(v, "the NIC %s of rank %d (pid %u) reported %s%s",
 		nic, v->cul[0].rank, pid, an_nic_event_name(&mp->nic), qp);
 	nic_values(v, &mp->nic);
-	an->stats.verdicts++;
-	if (an->sink.verdict)
-		an->sink.verdict(an->sink.ctx, v);
+	an_emit(an, v);
 }

@@ -121,26 +121,13 @@ static struct an_setup_grp *grp_get(struct an *an, const struct an_setup *s)
 	return g;
 }
 
+/* V framed as a verdict of class CLS on G (seq -1), its onset G's latest entry */
 static void setup_verdict_base(struct an_verdict *v, const struct an_setup_grp *g,
 			       enum an_class cls, uint32_t host, uint64_t now)
 {
-	memset(v, 0, sizeof(*v));
-	v->kind = AN_V_NEW;
-	v->cls = cls;
-	v->role = AN_ROOT;
-	v->comm = g->group;
-	v->seq = -1;
-	v->fn = g->fn;
-	v->clock_host = host;
-	v->detected_ns = now;
-	v->onset_ns = g->last_host == host ? g->last_t : now;
-}
-
-static void emit(struct an *an, struct an_verdict *v)
-{
-	an->stats.verdicts++;
-	if (an->sink.verdict)
-		an->sink.verdict(an->sink.ctx, v);
+	an_verdict_root(v, cls, g->group, -1, g->fn, host, now);
+	if (g->last_host == host)
+		v->onset_ns = g->last_t;
 }
 
 /* the ranks of G in state ST as "0,2,4-7" into OUT; how many */
@@ -244,7 +231,7 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 			" launcher's ranks are not this comm's)", v->cul[0].rank);
 	an_val_i(v, "nranks", g->nranks);
 	an_val_i(v, "arrived", g->nseen);
-	emit(an, v);
+	an_emit(an, v);
 }
 
 /* H3: the ranks inside G's call for the stall time (init: all of them) */
@@ -276,7 +263,7 @@ static void stuck_inside(struct an *an, const struct an_setup_grp *g, uint32_t h
 			" peer that is gone?)", nin > 1 ? "s" : "", in, g->group,
 			nin > 1 ? "are" : "is", an_fn_name(g->fn), (double)stall_ns / 1e9);
 	an_val_i(v, "nranks", g->nranks);
-	emit(an, v);
+	an_emit(an, v);
 }
 
 void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint64_t t_ns)
@@ -324,7 +311,7 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 				   AN_H1 : AN_H3, host, t_ns);
 		v->kind = AN_V_RECOVERED;
 		an_text(v, "nccl%s returned on every rank that was inside", an_fn_name(g->fn));
-		emit(an, v);
+		an_emit(an, v);
 	}
 	/* all that came are back: a later entry starts afresh */
 	if (g->suspected)

@@ -56,24 +56,24 @@ static uint64_t get(struct rbuf *b, unsigned n)
 #define get32(b)	((uint32_t)get(b, 4))
 #define get64(b)	(get(b, 8))
 
-/* a short text: u8 length, then its bytes (no NUL; < AN_LABEL_MAX) */
-static int put_text(struct wbuf *b, const char *s)
+/* a text: its length in LENB bytes, then its bytes (no NUL; < MAX) */
+static int put_text_n(struct wbuf *b, const char *s, size_t max, unsigned lenb)
 {
-	size_t n = strnlen(s, AN_LABEL_MAX), i;
+	size_t n = strnlen(s, max), i;
 
-	if (n >= AN_LABEL_MAX)
+	if (n >= max)
 		return -EINVAL;
-	put8(b, n);
+	put(b, n, lenb);
 	for (i = 0; i < n; i++)
 		put8(b, (uint8_t)s[i]);
 	return 0;
 }
 
-static void get_text(struct rbuf *b, char *s)
+static void get_text_n(struct rbuf *b, char *s, size_t max, unsigned lenb)
 {
-	uint8_t n = get8(b), i;
+	size_t n = (size_t)get(b, lenb), i;
 
-	if (n >= AN_LABEL_MAX)
+	if (n >= max)
 		b->bad = true;
 	for (i = 0; i < n && !b->bad; i++) {
 		s[i] = (char)get8(b);
@@ -83,32 +83,11 @@ static void get_text(struct rbuf *b, char *s)
 	s[b->bad ? 0 : n] = '\0';
 }
 
-/* a long text (a warning): u16 length, then its bytes (no NUL; < AN_WARN_MAX) */
-static int put_long_text(struct wbuf *b, const char *s)
-{
-	size_t n = strnlen(s, AN_WARN_MAX), i;
-
-	if (n >= AN_WARN_MAX)
-		return -EINVAL;
-	put(b, n, 2);
-	for (i = 0; i < n; i++)
-		put8(b, (uint8_t)s[i]);
-	return 0;
-}
-
-static void get_long_text(struct rbuf *b, char *s)
-{
-	uint16_t n = (uint16_t)get(b, 2), i;
-
-	if (n >= AN_WARN_MAX)
-		b->bad = true;
-	for (i = 0; i < n && !b->bad; i++) {
-		s[i] = (char)get8(b);
-		if (!s[i])
-			b->bad = true;
-	}
-	s[b->bad ? 0 : n] = '\0';
-}
+/* a short text (u8 length, < AN_LABEL_MAX); a warning's (u16, < AN_WARN_MAX) */
+#define put_text(b, s)		put_text_n(b, s, AN_LABEL_MAX, 1)
+#define get_text(b, s)		get_text_n(b, s, AN_LABEL_MAX, 1)
+#define put_long_text(b, s)	put_text_n(b, s, AN_WARN_MAX, 2)
+#define get_long_text(b, s)	get_text_n(b, s, AN_WARN_MAX, 2)
 
 static void put_key(struct wbuf *b, const struct an_key *k)
 {

@@ -41,6 +41,17 @@ start_tracer() {
 		fail "ccld-trace did not start: $(cat "$TMP/$name.err")"
 }
 
+# replay_same NAME ARGS...: $TMP/NAME.ccld replayed (ccld-trace replay
+# --json ARGS) gives the verdicts the live run wrote to $TMP/NAME.jsonl
+replay_same() {
+	local name=$1
+	shift
+	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json "$@" >"$TMP/$name.replay" ||
+		fail "$name: replay failed"
+	diff <(grep '"verdict"' "$TMP/$name.jsonl") <(grep '"verdict"' "$TMP/$name.replay") \
+		>/dev/null || fail "$name: replay verdicts differ"
+}
+
 # wait_job: the job must finish correctly
 wait_job() {
 	wait "$JOB" || fail "ccld-simjob failed ($?): $(tail -5 "$TMP/job.err")"

@@ -80,8 +80,5 @@ for b in bad:
 print(*[v["evidence"]["text"] for v in env + h1[:1]], sep="\n")
 sys.exit(1 if bad else 0)
 PY
-"$BIN/ccld-trace" replay "$TMP/env.ccld" --json --stall "$STALL" >"$TMP/env.replay" ||
-	fail "replay failed"
-diff <(grep '"verdict"' "$TMP/env.jsonl") <(grep '"verdict"' "$TMP/env.replay") >/dev/null ||
-	fail "replay verdicts differ"
+replay_same env --stall "$STALL"
 echo "ok: mixed NCCL builds named at once, and cited with NCCL_ALGO in the hang verdict"
