@@ -500,8 +500,6 @@ uint64_t an_gpu_start(const struct an *an, uint64_t comm, const struct an_rank *
 
 /* an_format.c: names of ops, data types and reductions ("op", "type9", "op7" unknown) */
 const char *an_fn_name(int fn);
-/* RANKS (N, ascending) as "0,2,4-7" into OUT, cut at LEN */
-void an_rank_list(const int32_t *ranks, uint32_t n, char *out, size_t len);
 const char *an_dtype_name(int dtype, char *buf, size_t n);
 const char *an_redop_name(int redop, char *buf, size_t n);
 

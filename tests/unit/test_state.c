@@ -2,6 +2,7 @@
 /* State machines and sequence numbers, fed with synthetic records. */
 #include <stdlib.h>
 #include "check.h"
+#include "output.h"
 #include "state.h"
 
 #define MAX_DONE 64
@@ -480,8 +481,40 @@ static void test_forget_exited(void)
 	state_free(s);
 }
 
+/*
+ * The launcher's global rank of a process (its label) is kept, and the
+ * per-comm table lists its comms' members by global rank: here one of the
+ * 8 ranks of the comm is seen, global rank 5.
+ */
+static void test_global_ranks_table(void)
+{
+	struct state *s = fresh();
+	struct ccld_event e = ev_base(CCLD_EV_PROC_LABEL, 0, 100, 5);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	e.u.label.kind = CCLD_LABEL_RANK;
+	strcpy(e.u.label.value, "5");
+	state_feed(s, 0, &e);
+	CHECK_STR(state_proc(s, 0, 100)->global_rank, "5");
+	/* not a number: refused, the rank kept */
+	strcpy(e.u.label.value, "5x");
+	state_feed(s, 0, &e);
+	CHECK_STR(state_proc(s, 0, 100)->global_rank, "5");
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x7000, 10, true, 0);
+	f = open_memstream(&buf, &len);
+	out_comm_table(f, s, false);
+	fclose(f);
+	CHECK(strstr(buf, "GLOBAL RANKS") != NULL);
+	CHECK(strstr(buf, "5 (7 unknown)") != NULL);
+	free(buf);
+	state_free(s);
+}
+
 int main(void)
 {
+	test_global_ranks_table();
 	test_forget_exited();
 	test_cuda_completion();
 	test_init_then_local_seq();

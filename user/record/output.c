@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyzer.h"
 #include "hmap.h"
 #include "hooks.h"
 #include "json.h"
@@ -323,6 +324,8 @@ void out_summary_text(FILE *f, const struct summary *s)
 
 struct comm_row {
 	uint64_t hash;
+	int32_t *global;	/* the launcher's global ranks of its ranks seen here */
+	uint32_t nglobal;
 	int32_t nranks;
 	uint32_t ranks_seen;
 	uint64_t calls;
@@ -341,6 +344,41 @@ static int row_cmp(const void *a, const void *b)
 	if (x->nranks != y->nranks)
 		return x->nranks > y->nranks ? -1 : 1;
 	return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/* P's global rank (its launcher's) into R's list, where known */
+static void add_global(struct comm_row *r, const struct proc_info *p)
+{
+	int32_t *g;
+
+	if (!p || !p->global_rank[0])
+		return;
+	g = realloc(r->global, (r->nglobal + 1) * sizeof(*g));
+	if (!g)
+		return;
+	r->global = g;
+	g[r->nglobal++] = atoi(p->global_rank);
+}
+
+static int by_int(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "0,2,4-7 (3 elsewhere)": the global ranks known, and how many are not */
+static void global_text(struct comm_row *r, char *out, size_t len)
+{
+	int32_t rest = r->nranks - (int32_t)r->nglobal;
+	size_t off;
+
+	qsort(r->global, r->nglobal, sizeof(*r->global), by_int);
+	an_rank_list(r->global, r->nglobal, out, len);
+	off = strlen(out);
+	if (rest > 0 && off < len)
+		snprintf(out + off, len - off, "%s%d %s", off ? " (" : "", rest,
+			 off ? "unknown)" : "unknown");
 }
 
 void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
@@ -379,6 +417,7 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 		}
 		r->nranks = cr->nranks;
 		r->ranks_seen++;
+		add_global(r, state_proc(st, cr->host_id, cr->pid));
 		r->calls += cr->calls;
 		r->bytes += cr->bytes;
 		r->errors += cr->errors;
@@ -393,11 +432,11 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	if (ansi_home)
 		fputs("\033[H\033[2J", f);
-	fprintf(f, "%-16s %6s %5s %9s %10s %11s %7s %s\n", "COMM", "NRANKS",
-		"SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "STATES");
+	fprintf(f, "%-16s %6s %5s %9s %10s %11s %7s %-24s %s\n", "COMM", "NRANKS",
+		"SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "GLOBAL RANKS", "STATES");
 	for (i = 0; i < n; i++) {
 		struct comm_row *r = &rows[i];
-		char states[160] = "";
+		char states[160] = "", global[128];
 		size_t len = 0;
 		int s;
 
@@ -408,12 +447,15 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 					len ? " " : "", rank_state_name(s),
 					r->in_state[s]);
 		}
+		global_text(r, global, sizeof(global));
 		fprintf(f, "%016" PRIx64 " %6d %5u %9" PRIu64 " %10.1f %5" PRId64
-			"-%-5" PRId64 " %7" PRId64 " %s\n", r->hash, r->nranks,
+			"-%-5" PRId64 " %7" PRId64 " %-24s %s\n", r->hash, r->nranks,
 			r->ranks_seen, r->calls, r->bytes / 1e6,
 			r->min_seq == INT64_MAX ? -1 : r->min_seq, r->max_seq,
-			r->min_done == INT64_MAX ? -1 : r->min_done, states);
+			r->min_done == INT64_MAX ? -1 : r->min_done, global, states);
 	}
 	fflush(f);
+	for (i = 0; i < n; i++)
+		free(rows[i].global);
 	free(rows);
 }
