@@ -9,14 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "an_int.h"
-
-static void bus_name(uint64_t bus, char *out, size_t n)
-{
-	/* NCCL's busId: DDDD BB DD F as hex digits */
-	snprintf(out, n, "%04x:%02x:%02x.%x", (unsigned)(bus >> 20) & 0xffff,
-		 (unsigned)(bus >> 12) & 0xff, (unsigned)(bus >> 4) & 0xff,
-		 (unsigned)bus & 0xf);
-}
+#include "names.h"
 
 void an_hw_note(const struct an *an, struct an_verdict *v)
 {
@@ -28,7 +21,7 @@ void an_hw_note(const struct an *an, struct an_verdict *v)
 
 		if (!p || !p->xid)
 			continue;
-		bus_name(p->xid_bus, bus, sizeof(bus));
+		pci_bus_name(p->xid_bus, bus, sizeof(bus));
 		an_text(v, "; the GPU of rank %d (%s) reported Xid %u: %s", v->cul[i].rank,
 			bus, p->xid, p->xid_text);
 		an_val_i(v, "xid", p->xid);
@@ -95,7 +88,7 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	snprintf(mp->xid_text, sizeof(mp->xid_text), "%s", text);
 	if (!an_hw_verdict(an, host, pid, t_ns, v))
 		return;
-	bus_name(bus_id, bus, sizeof(bus));
+	pci_bus_name(bus_id, bus, sizeof(bus));
 	an_text(v, "the GPU %s of rank %d (pid %u) reported Xid %u: %s",
 		bus, v->cul[0].rank, pid, xid, text);
 	an_val_i(v, "xid", xid);

@@ -133,24 +133,17 @@ static void setup_verdict_base(struct an_verdict *v, const struct an_setup_grp *
 /* the ranks of G in state ST as "0,2,4-7" into OUT; how many */
 static uint32_t ranks_in(const struct an_setup_grp *g, uint8_t st, char *out, size_t len)
 {
-	size_t off = 0;
+	int32_t *r = malloc(sizeof(*r) * (size_t)g->nranks), i;
 	uint32_t n = 0;
-	int32_t i, j;
 
 	out[0] = '\0';
-	for (i = 0; i < g->nranks; i = j + 1) {
-		for (j = i; j < g->nranks && g->m[j].st != st; j++)
-			;
-		if (j == g->nranks)
-			break;
-		i = j;
-		while (j + 1 < g->nranks && g->m[j + 1].st == st)
-			j++;
-		n += (uint32_t)(j - i + 1);
-		if (off < len)
-			off += (size_t)snprintf(out + off, len - off, j > i + 1 ? "%s%d-%d" :
-						j > i ? "%s%d,%d" : "%s%d", off ? "," : "", i, j);
-	}
+	if (!r)
+		return 0;
+	for (i = 0; i < g->nranks; i++)
+		if (g->m[i].st == st)
+			r[n++] = i;
+	an_rank_list(r, n, out, len);
+	free(r);
 	return n;
 }
 

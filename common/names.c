@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdio.h>
 #include "names.h"
 
 /* nccl.h: ncclDataType_t (values are ABI facts) */
@@ -60,4 +61,11 @@ const char *syscall_name(int nr)
 		if (syscalls[i].nr == nr)
 			return syscalls[i].name;
 	return NULL;
+}
+
+void pci_bus_name(unsigned long long bus, char *out, size_t n)
+{
+	snprintf(out, n, "%04x:%02x:%02x.%x", (unsigned)(bus >> 20) & 0xffff,
+		 (unsigned)(bus >> 12) & 0xff, (unsigned)(bus >> 4) & 0xff,
+		 (unsigned)bus & 0xf);
 }

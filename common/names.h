@@ -18,4 +18,10 @@ const char *redop_name(int redop);
  */
 const char *syscall_name(int nr);
 
+/*
+ * NCCL's busId (comm->busId, peerInfo[].busId: the PCI address's hex digits
+ * DDDD BB DD F as one number, 0x1a000) as "0000:1a:00.0" into OUT.
+ */
+void pci_bus_name(unsigned long long bus, char *out, size_t n);
+
 #endif

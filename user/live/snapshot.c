@@ -15,6 +15,7 @@
 #include "ncclhash.h"
 #include "procmaps.h"
 #include "proxy_live.h"
+#include "names.h"
 #include "snapshot.h"
 #include "state.h"
 #include "threads.h"
@@ -262,15 +263,14 @@ static void gpu_label(struct snapshot *s, pid_t pid, int32_t cuda_dev, int64_t b
 		      uint64_t now, snapshot_emit_fn emit, void *ctx)
 {
 	struct hkey k = hkey3((uint64_t)pid, 0, 5);
-	char *old = hmap_get(&s->gpus, k), *val;
+	char *old = hmap_get(&s->gpus, k), *val, pci[24];
 	struct ccld_event ev;
 
 	if (cuda_dev < 0 || bus < 0)
 		return;
 	memset(&ev, 0, sizeof(ev));
-	snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%d %04x:%02x:%02x.%x", cuda_dev,
-		 (unsigned)(bus >> 20) & 0xffff, (unsigned)(bus >> 12) & 0xff,
-		 (unsigned)(bus >> 4) & 0xff, (unsigned)bus & 0xf);
+	pci_bus_name((unsigned long long)bus, pci, sizeof(pci));
+	snprintf(ev.u.label.value, sizeof(ev.u.label.value), "%d %s", cuda_dev, pci);
 	if (old && !strcmp(old, ev.u.label.value))
 		return;
 	val = strdup(ev.u.label.value);

@@ -129,12 +129,13 @@ static void emit_labels(struct tracer *t, pid_t pid, uint64_t ts)
 	if (!l)
 		return;
 	proc_labels_read(pid, l);
-	for (k = 0; k < 5; k++) {
-		const char *s = k == 0 ? l->pod : k == 1 ? l->ns : k == 2 ? l->container :
-				k == 3 ? l->rank : l->local_rank;
+	{
+		/* in the order of the kinds, CCLD_LABEL_POD on */
+		const char *where[] = { l->pod, l->ns, l->container, l->rank, l->local_rank };
 
-		if (s[0])
-			emit_label(t, pid, ts, CCLD_LABEL_POD + k, s);
+		for (k = 0; k < 5; k++)
+			if (where[k][0])
+				emit_label(t, pid, ts, CCLD_LABEL_POD + k, where[k]);
 	}
 	/* the library first: the analyzer compares the settings of processes it knows */
 	if (lib) {
