@@ -214,6 +214,7 @@ static bool holds_data(const struct an *an, const struct an_comm *c, int32_t r, 
 /* Per-rank facts about its stuck flows, for loc_t4(). */
 struct flow_facts {
 	uint32_t ends;		/* stuck send flows (either end) it is an end of */
+	uint32_t nd_ends;	/* ... of those that left and never arrived */
 	bool not_delivered;	/* one of its sends left and never completed */
 	bool gpu_recv;		/* data it received waits for its GPU */
 	bool starving;		/* one of its recvs waits for a peer's data */
@@ -389,6 +390,37 @@ static void name_gpu_ties(struct an *an, struct an_comm *c, const struct flow_fa
 }
 
 /*
+ * The stuck flows rank R is an end of; with ND (some data left and never
+ * arrived), 0 for a rank that is no end of such a flow.
+ */
+static uint32_t flow_ends(const struct flow_facts *ff, int32_t r, bool nd)
+{
+	return nd && !ff[r].nd_ends ? 0 : ff[r].ends;
+}
+
+/* a send toward rank R that left and never arrived, R waiting for it */
+static void nd_flow_into(const struct an *an, struct an_comm *c, int32_t r,
+			 int64_t seq, struct pick *k)
+{
+	int32_t q;
+	uint32_t i;
+
+	for (q = 0; q < c->nranks; q++)
+		for (i = 0; i < c->r[q].nsubs; i++) {
+			const struct an_progress *p = &c->r[q].subs[i];
+			enum an_t4 t4;
+
+			if (p->dir == AN_SEND && p->peer == r &&
+			    sub_live(an, c, &c->r[q], p, seq) &&
+			    classify(p, &t4) == SS_T4 && t4 == AN_T4_NOT_DELIVERED &&
+			    delivery_failed(c, q, p, seq)) {
+				*k = (struct pick){ q, p, t4, true };
+				return;
+			}
+		}
+}
+
+/*
  * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
  * Table 4 names the state.  Network evidence (a send that left and was
  * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
@@ -401,7 +433,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
-	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 };
+	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 }, behind = { .rank = -1 };
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
@@ -447,6 +479,10 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 					   !peer_sub(c, p, r, AN_SEND, st->seq)) {
 					unseen = (struct pick){ r, p,
 						AN_T4_NOT_DELIVERED, true };
+				} else if (behind.rank < 0 && p->dir == AN_RECV &&
+					   sender_behind(an, c, p->peer, st->seq)) {
+					behind = (struct pick){ r, p,
+						AN_T4_NOT_DELIVERED, true };
 				}
 				continue;
 			}
@@ -467,6 +503,9 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				if (t4 == AN_T4_NOT_DELIVERED &&
 				    delivery_failed(c, r, p, st->seq)) {
 					ff[r].not_delivered = true;
+					ff[r].nd_ends++;
+					if (p->peer >= 0 && p->peer < c->nranks)
+						ff[p->peer].nd_ends++;
 					any_nd = true;
 				}
 				if (net.rank < 0)
@@ -509,16 +548,23 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		an_text(st, "; rank %d's send of it completed: the data never"
 			" arrived", lost.p->peer);
 	} else if (net.rank >= 0 && (any_nd || !gpu_idle)) {
-		/* a faulty NIC is the common end of the stuck flows */
+		/*
+		 * A faulty NIC is the common end of the stuck flows.  Where
+		 * data left and never arrived, the faulty NIC is at one end of
+		 * such a flow: only those ends are candidates (a send not
+		 * transmitted may wait only for its GPU, elsewhere in an op
+		 * that waits for the faulty end: it produced nothing).  Between
+		 * ends alike, the senders whose data never arrived.
+		 */
 		for (r = 0; r < c->nranks; r++)
-			if (ff[r].ends > best)
-				best = ff[r].ends;
+			if (flow_ends(ff, r, any_nd) > best)
+				best = flow_ends(ff, r, any_nd);
 		for (r = 0; r < c->nranks; r++) {
-			nbest_nd += ff[r].ends == best && ff[r].not_delivered;
+			nbest_nd += flow_ends(ff, r, any_nd) == best && ff[r].not_delivered;
 		}
-		if (best >= 2) {
+		if (best >= 2 || any_nd) {
 			for (r = 0; r < c->nranks; r++)
-				if (ff[r].ends == best &&
+				if (flow_ends(ff, r, any_nd) == best &&
 				    (!nbest_nd || ff[r].not_delivered))
 					add_cul(an, st, r);
 			/* describe the culprit's own stuck send, if it has one */
@@ -537,8 +583,11 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 						break;
 				}
 			}
-			if (net.rank != st->cul[0])
+			if (net.rank != st->cul[0]) {
 				net.remote = true;
+				if (any_nd)
+					nd_flow_into(an, c, st->cul[0], st->seq, &net);
+			}
 		} else {
 			/*
 			 * one flow: the receiver with no buffer posted is the
@@ -569,16 +618,23 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
 			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
-	} else if (unseen.rank >= 0 && !(gpu_idle && gpu.p) && quiet.rank < 0) {
+	} else if ((unseen.rank >= 0 || behind.rank >= 0) && !(gpu_idle && gpu.p) &&
+		   quiet.rank < 0) {
 		/*
 		 * A receive starving from a sender that shows no side of the
-		 * op: the sender may have sent it all, lost at this receiver,
-		 * or not reached it (the hold graph follows that sender).  A
+		 * op, or whose GPU is in an op of another comm launched before
+		 * this one: the sender may have sent it all, lost at this
+		 * receiver, or not reached it (the hold graph follows that
+		 * sender).  A
 		 * GPU with data waiting while another of its receives starves
 		 * waits for that one, not the other way round; a GPU that waits
 		 * for no one's data and produces nothing (quiet) comes first.
 		 */
-		const struct an_comm *held = sender_behind(an, c, unseen.p->peer, st->seq);
+		const struct an_comm *held;
+
+		if (unseen.rank < 0)
+			unseen = behind;
+		held = sender_behind(an, c, unseen.p->peer, st->seq);
 
 		if (held) {
 			/* not sent: the sender's stream has not reached it */

@@ -11,7 +11,8 @@
 #   --table FILE    the accuracy table per class, in markdown (appended)
 # Exit status 0 when every seed is right, 1 otherwise; each miss prints its
 # seed and a one-line reproducer.  CCLD_FUZZ_STALL (default 3) is the stall
-# threshold given to ccld-trace.
+# threshold given to ccld-trace.  CCLD_FUZZ_KEEP=DIR keeps every seed's
+# capture there as seed-N.ccld (to replay an analyzer change on them).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -101,6 +102,10 @@ print(d["class"], d["ranks"], d["attach"], d["attach_s"], d["zombie"])' "$draw")
 		"$TMP/pids" "$TMP/log" --attach-ns "$mono" "$real" --stall "$STALL" \
 		--commit "$COMMIT") || fail "seed $seed: scoring failed"
 	echo "$line" >>"$RESULTS"
+	if [ -n "${CCLD_FUZZ_KEEP:-}" ]; then
+		mkdir -p "$CCLD_FUZZ_KEEP" && cp "$TMP/trace.ccld" "$CCLD_FUZZ_KEEP/seed-$seed.ccld" ||
+			fail "seed $seed: cannot keep the capture in $CCLD_FUZZ_KEEP"
+	fi
 	echo "result: $line"
 	case $line in
 	*$'\t'right$'\t'*) ;;

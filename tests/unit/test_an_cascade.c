@@ -420,14 +420,15 @@ static void test_lost_sender_pruned(void)
  * 1's GPU (data in, not consumed).  Proxy op ids are NCCL's opCount + 1:
  * odd for a collective, even for p2p.
  */
-static void pipeline_gpu_stall(struct sim *s, uint64_t w, uint64_t e)
+static void pipeline_gpu_stall_e(struct sim *s, uint64_t w, uint64_t e, int ne,
+				 const int *ge)
 {
-	static const int gw[3] = { 0, 1, 2 }, ge[2] = { 1, 2 };
+	static const int gw[3] = { 0, 1, 2 };
 	struct an_op o[3];
 	int i, r;
 
 	sim_comm(s, w, 3, gw);
-	sim_comm(s, e, 2, ge);
+	sim_comm(s, e, ne, ge);
 	for (i = 0; i < 3; i++) {
 		sim_round(s, e, CCLD_FN_ALLREDUCE, 1024, 7);
 		sim_round(s, w, CCLD_FN_ALLREDUCE, 1024, 7);
@@ -447,6 +448,13 @@ static void pipeline_gpu_stall(struct sim *s, uint64_t w, uint64_t e)
 	flow_op(s, w, 1, 2, 0, AN_RECV, 1, 0, 1, 0);
 	sim_complete(s, &o[0]);
 	sim_step(s, 200000);
+}
+
+static void pipeline_gpu_stall(struct sim *s, uint64_t w, uint64_t e)
+{
+	static const int ge[2] = { 1, 2 };
+
+	pipeline_gpu_stall_e(s, w, e, 2, ge);
 }
 
 /* ranks 0 and 2 enter W's round 4, which waits for rank 1 */
@@ -532,6 +540,45 @@ static void test_sender_behind(void)
 	sim_fini(&s);
 }
 
+/*
+ * The moe pattern's gpustall as CI saw it once (1 of 4 runs): as
+ * sender_behind, with E = {1,2,3} (global ranks).  Rank 1's proxy holds
+ * E's sends, not started (its GPU is still in W's pipeline receive);
+ * rank 2's GPU, in E's kernel, holds rank 3's data unconsumed while its
+ * receive from rank 1 starves.  That GPU waits for rank 1's data inside
+ * the op: no local cause.  Before, E named rank 2 "GPU not ready (local
+ * cause)", W and E held each other, and the cycle's cut, a tie, took the
+ * comm that stalled first: E, the wrong root.
+ */
+static void test_sender_behind_with_data(void)
+{
+	static const int ge[3] = { 1, 2, 3 };
+	struct sim s;
+	const struct an_verdict *v;
+	int r;
+
+	sim_init(&s, 5, 300);
+	pipeline_gpu_stall_e(&s, 0xb0ull, 0xc0ull, 3, ge);
+	for (r = 0; r < 3; r++)
+		sim_call(&s, 0xc0ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0xc0ull, 0, 9, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0xc0ull, 0, 9, 2, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0xc0ull, 1, 9, 0, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, 0xc0ull, 1, 9, 2, AN_RECV, 1, 1, 1, 0);
+	flow_op(&s, 0xc0ull, 2, 9, 0, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, 0xc0ull, 2, 9, 1, AN_SEND, 1, 1, 0, 1);
+	sim_step(&s, 200000);
+	w_next_round(&s, 0xb0ull);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0xb0ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4 == AN_T4_GPU_NOT_READY);
+	v = sim_find_v(&s, 0xc0ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0xb0ull);
+	CHECK(v && !strcmp(sim_culprits(v), "0") && v->t4 == AN_T4_NOT_STARTED);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -544,5 +591,6 @@ int main(void)
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
 	test_sender_behind();
+	test_sender_behind_with_data();
 	return check_finish("test_an_cascade");
 }

@@ -136,6 +136,29 @@ static void netstall_pair(struct an_progress p[4][2])
 }
 
 /*
+ * Random seed 24 (a moe job, netstall on rank 3): ranks 0, 1 on one host,
+ * 2, 3 on another.  Rank 3's send to rank 1 left and never arrived; ranks
+ * 0 and 2 made nothing of their sends to the other host (their GPUs wait
+ * for their host peers, which wait for rank 3), so they are the ends of
+ * the most stuck flows.  A send not transmitted may only wait for its
+ * GPU: the faulty NIC is an end of the flow whose data never arrived.
+ * Before, ranks 0 and 2 were named.
+ */
+static void netstall_unsent_others(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 2, AN_SEND, 1, 0, 0, 0);
+	prog(&p[0][1], 0, 3, AN_SEND, 1, 0, 0, 0);
+	prog(&p[1][0], 0, 3, AN_RECV, 1, 0, 0, 0);
+	prog(&p[1][1], 0, 2, AN_RECV, 1, 0, 0, 0);
+	prog(&p[2][0], 0, 0, AN_SEND, 1, 0, 0, 0);
+	prog(&p[2][1], 0, 1, AN_SEND, 1, 0, 0, 0);
+	prog(&p[3][0], 0, 1, AN_SEND, 1, 1, 0, 0);
+	prog(&p[3][1], 0, 0, AN_RECV, 1, 0, 0, 0);
+	for (int r = 0; r < 4; r++)
+		p[r][0].nsteps = p[r][1].nsteps = 1;
+}
+
+/*
  * Ranks 0, 1 on one host, 2, 3 on another; each sends to and receives
  * from its counterpart on the other host (ranks of a host talk over
  * intra-node links, which have no proxy counters).  Rank 2's GPU stalled,
@@ -302,6 +325,7 @@ int main(void)
 	test_tier_c(netstall, 1, AN_T4_NOT_TRANSMITTED, "network");
 	test_tier_c(gpustall, 2, AN_T4_GPU_NOT_READY, "GPU");
 	test_tier_c(netstall_pair, 1, AN_T4_NOT_DELIVERED, "network");
+	test_tier_c(netstall_unsent_others, 3, AN_T4_NOT_DELIVERED, "network");
 	test_tier_c_names(gpustall_host, "2,3", "rank 3 alike");
 	test_tier_c_names(gpustall_backpressure, "2", "GPU");
 	test_snapshot(false);
