@@ -23,4 +23,10 @@
 #       the world, an_locate_spmd.c)
 #   27  H2 redop attached mid run (pytorch, 8 ranks), 45 GPU stall (moe,
 #       4 ranks): guards, right at fuzz's start
-exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45
+#   24  moe, 4 ranks on hosts of 2, attached mid run: rank 3's network
+#       stalls; its pipeline send to rank 1 left and never arrived, while
+#       ranks 0 and 2 made nothing of their sends to the other host (their
+#       GPUs wait for their host peers): they were named, as the ends of
+#       the most stuck flows (fix: where data left and never arrived, only
+#       the ends of such flows are candidates, an_locate_h3.c)
+exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24
