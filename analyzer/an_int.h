@@ -194,6 +194,8 @@ struct an_status {
 	bool t4_sender_unseen;
 	/* the same receive, whose sender's GPU is in an op it launched before */
 	bool t4_sender_behind;
+	/* an H1 from p2p and collective stream orders that cross (an_locate_h3.c) */
+	bool p2p_cross;
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
 	bool spmd;		/* H1 by the counts of a skipped op (an_locate_spmd.c) */

@@ -143,7 +143,7 @@ static void reset(struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_remote = false;
 	st->t4_rank = st->t4_peer = -1;
-	st->t4_sender_unseen = st->t4_sender_behind = false;
+	st->t4_sender_unseen = st->t4_sender_behind = st->p2p_cross = false;
 	st->net_global = false;
 	st->untouched = false;
 	st->spmd = false;
@@ -361,9 +361,11 @@ void an_locate(struct an *an, struct an_comm *c)
 	 * that do).  Not a p2p op its rank entered after the round: that one
 	 * queues behind the round, and its peer may not have reached it yet
 	 * (blocked behind the round), not skipped it.  A collective with a
-	 * rank missing (H1) or differing (H2) keeps its own verdict.
+	 * rank missing (H1) or differing (H2) keeps its own verdict; stream
+	 * orders that cross (an H1 read from the proxies) yield to the counts.
 	 */
-	if (st->strength == ST_STRONG && st->cls == AN_H3 && loc_p2p_unmatched(c, st->seq)) {
+	if (st->strength == ST_STRONG && (st->cls == AN_H3 || st->p2p_cross) &&
+	    loc_p2p_unmatched(c, st->seq)) {
 		reset(st);
 		loc_p2p(an, c, st);
 		if (st->strength != ST_STRONG) {

@@ -389,6 +389,44 @@ static void name_gpu_ties(struct an *an, struct an_comm *c, const struct flow_fa
 			pick, n > 1 ? "them" : "it");
 }
 
+/* rank RK's proxy holds a sub of op OP */
+static bool rank_has_op(const struct an_rank *rk, uint64_t op)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++)
+		if (rk->subs[i].op == op)
+			return true;
+	return false;
+}
+
+/*
+ * Stream orders that cross (a skipped or reordered send): rank R's GPU
+ * waits in p2p receive P from Q, nothing received; Q's GPU is in a
+ * collective of this comm that R launched too (its proxy holds it) and has
+ * not reached, since it is held in P; and Q's send toward R, if open, has
+ * not left.  Q did not post the send R waits for before that collective:
+ * the two GPUs wait for each other for good.
+ */
+static bool p2p_crossing(const struct an *an, struct an_comm *c, int32_t r,
+			 const struct an_progress *p, int64_t seq)
+{
+	const struct an_proc *pr = an_proc_of(an, &c->r[r]), *pq;
+	const struct an_progress *sp;
+
+	if (p->dir != AN_RECV || !p->op || an_coll_op(p->op) || p->received ||
+	    p->peer < 0 || p->peer >= c->nranks || p->peer == r)
+		return false;
+	if (!pr || !pr->gpu_known || pr->gpu_comm != c || pr->gpu_op != p->op)
+		return false;
+	pq = an_proc_of(an, &c->r[p->peer]);
+	if (!pq || !pq->gpu_known || pq->gpu_comm != c || !an_coll_op(pq->gpu_op) ||
+	    !rank_has_op(&c->r[r], pq->gpu_op))
+		return false;
+	sp = peer_sub(c, p, r, AN_SEND, seq);
+	return !sp || (!sp->transmitted && !sp->done);
+}
+
 /*
  * The stuck flows rank R is an end of; with ND (some data left and never
  * arrived), 0 for a rank that is no end of such a flow.
@@ -434,6 +472,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
 	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 }, behind = { .rank = -1 };
+	struct pick cross = { .rank = -1 };
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
@@ -479,6 +518,8 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 					   !peer_sub(c, p, r, AN_SEND, st->seq)) {
 					unseen = (struct pick){ r, p,
 						AN_T4_NOT_DELIVERED, true };
+				} else if (cross.rank < 0 && p2p_crossing(an, c, r, p, st->seq)) {
+					cross = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
 				} else if (behind.rank < 0 && p->dir == AN_RECV &&
 					   sender_behind(an, c, p->peer, st->seq)) {
 					behind = (struct pick){ r, p,
@@ -618,6 +659,25 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
 			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
+	} else if (cross.rank >= 0) {
+		const struct an_proc *pq = an_proc_of(an, &c->r[cross.p->peer]);
+		int64_t qseq = an_op_seq(&c->r[cross.p->peer], pq->gpu_op);
+
+		st->cls = AN_H1;
+		st->p2p_cross = true;
+		add_cul(an, st, cross.p->peer);
+		an_text(st, "rank %d did not send to rank %d before the collective its GPU is in",
+			cross.p->peer, cross.rank);
+		if (qseq >= 0)
+			an_text(st, " (seq %" PRId64 ")", qseq);
+		an_text(st, ": rank %d's GPU waits in a receive from it (channel %d, nothing"
+			" received) launched before that collective, which it has not reached;"
+			" the streams' orders cross (a skipped or reordered send)",
+			cross.rank, cross.p->channel);
+		an_val_i(st, "channel", cross.p->channel);
+		an_val_i(st, "peer", cross.rank);
+		an_val_s(st, "dir", "send");
+		an_val_s(st, "state", "not posted before the collective");
 	} else if ((unseen.rank >= 0 || behind.rank >= 0) && !(gpu_idle && gpu.p) &&
 		   quiet.rank < 0) {
 		/*

@@ -579,6 +579,58 @@ static void test_sender_behind_with_data(void)
 	sim_fini(&s);
 }
 
+/*
+ * Random job 33 (moe, attached late): in a DP pair comm {0,1}, rank 1 left
+ * its send to rank 0 out of a step's all-to-all group and went on into the
+ * all-reduce; its next send to rank 0 queues behind that.  Rank 0's GPU
+ * waits in the receive from rank 1, launched before the all-reduce, which
+ * it never reaches.  The counts match (rank 1's later send pairs with the
+ * receive), the streams' orders cross: an H1 naming rank 1, who did not
+ * send before the all-reduce (before: an H3 naming rank 0, "not
+ * delivered" at the receiver).
+ */
+static void test_p2p_crossing(void)
+{
+	static const int g[2] = { 0, 1 };
+	const uint64_t x = 0xc1ull;
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op o[2];
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, x, 2, g);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, x, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	o[0] = sim_p2p(&s, x, 0, 1, 0, 4096, true);
+	sim_p2p(&s, x, 0, 1, 1, 4096, true);
+	o[1] = sim_p2p(&s, x, 1, 0, 1, 4096, true);
+	flow_op(&s, x, 0, 2, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, x, 0, 2, 1, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, x, 1, 2, 0, AN_RECV, 1, 0, 1, 1);
+	sim_complete(&s, &o[0]);
+	sim_complete(&s, &o[1]);
+	sim_step(&s, 200000);
+	sim_call(&s, x, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, x, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, x, 0, 7, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, x, 0, 7, 1, AN_RECV, 1, 1, 1, 0);
+	flow_op(&s, x, 1, 7, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, x, 1, 7, 0, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 100000);
+	sim_p2p(&s, x, 1, 0, 0, 4096, true);
+	flow_op(&s, x, 1, 4, 0, AN_SEND, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, x, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && strstr(v->text, "orders cross") != NULL);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -592,5 +644,6 @@ int main(void)
 	test_gpu_not_ready_ahead();
 	test_sender_behind();
 	test_sender_behind_with_data();
+	test_p2p_crossing();
 	return check_finish("test_an_cascade");
 }
