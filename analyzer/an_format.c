@@ -67,6 +67,12 @@ static int by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+void an_rank_list_sort(int32_t *ranks, uint32_t n, char *out, size_t len)
+{
+	qsort(ranks, n, sizeof(*ranks), by_value);
+	an_rank_list(ranks, n, out, len);
+}
+
 /*
  * Comm HASH as a user knows it: its size, and the launcher's global ranks
  * of its members ("0,2,4-7", those known; *UNKNOWN: how many are not).
@@ -95,8 +101,7 @@ static bool comm_desc(const struct an *an, uint64_t hash, int32_t *nranks, char 
 		else
 			(*unknown)++;
 	}
-	qsort(g, n, sizeof(*g), by_value);
-	an_rank_list(g, n, members, len);
+	an_rank_list_sort(g, n, members, len);
 	free(g);
 	return true;
 }

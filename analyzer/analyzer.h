@@ -388,6 +388,8 @@ const struct an_stats *an_stats(const struct an *an);
 const char *an_class_name(enum an_class c);	/* "H1" */
 /* RANKS (N, ascending) as "0,2,4-7" into OUT, cut at LEN */
 void an_rank_list(const int32_t *ranks, uint32_t n, char *out, size_t len);
+/* the same for RANKS in any order: sorts them first (in place) */
+void an_rank_list_sort(int32_t *ranks, uint32_t n, char *out, size_t len);
 const char *an_t4_name(enum an_t4 s);		/* "not delivered" */
 
 struct json_buf;

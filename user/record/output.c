@@ -360,21 +360,13 @@ static void add_global(struct comm_row *r, const struct proc_info *p)
 	g[r->nglobal++] = atoi(p->global_rank);
 }
 
-static int by_int(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* "0,2,4-7 (3 elsewhere)": the global ranks known, and how many are not */
 static void global_text(struct comm_row *r, char *out, size_t len)
 {
 	int32_t rest = r->nranks - (int32_t)r->nglobal;
 	size_t off;
 
-	qsort(r->global, r->nglobal, sizeof(*r->global), by_int);
-	an_rank_list(r->global, r->nglobal, out, len);
+	an_rank_list_sort(r->global, r->nglobal, out, len);
 	off = strlen(out);
 	if (rest > 0 && off < len)
 		snprintf(out + off, len - off, "%s%d %s", off ? " (" : "", rest,
