@@ -471,6 +471,7 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
 NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm)
 {
 	CHECK_COMM(comm, "ncclCommFinalize");
+	sim_teardown_fault("ncclCommFinalize");
 	wait_idle(comm);	/* blocks while an op hangs, as NCCL does */
 	sim_calllog(comm, "CommFinalize", 0, 0, 0, -1, -1, -1, -1, 1, ncclSuccess, NULL);
 	return ncclSuccess;
@@ -481,6 +482,7 @@ NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm)
 	if (!comm)
 		return ncclSuccess;	/* NCCL accepts NULL */
 	CHECK_COMM(comm, "ncclCommDestroy");
+	sim_teardown_fault("ncclCommDestroy");
 	wait_idle(comm);
 	sim_calllog(comm, "CommDestroy", 0, 0, 0, -1, -1, -1, -1, 1, ncclSuccess, NULL);
 	comm_free(comm);
@@ -492,6 +494,7 @@ NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm)
 	if (!comm)
 		return ncclSuccess;
 	CHECK_COMM(comm, "ncclCommAbort");
+	sim_teardown_fault("ncclCommAbort");
 	/* abort makes in-flight kernels and proxy ops give up */
 	__atomic_store_n(&comm->abortFlag, 1, __ATOMIC_RELEASE);
 	sim_bell_ring(comm->proxyState->bell);

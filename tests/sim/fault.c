@@ -12,6 +12,10 @@
  *   gpustall rank=R after_ms=T            the simulated GPU stops
  *   gpuslow  rank=R after_ms=T factor=F [for_ms=D]  simulated kernels F
  *                                         times slower
+ *   teardownhang rank=R                   ncclCommFinalize, Destroy and
+ *                                         Abort never return (as NCCL's
+ *                                         when its proxy thread is stuck
+ *                                         in the network)
  *
  * Several faults are separated by ';'.
  */
@@ -43,18 +47,21 @@ static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, si
 {
 	double rank = -1, after = 0, factor = -1, dur = 0, v;
 	char *save, *tok, *kind;
-	int is_slow, is_net;
+	int is_slow, is_net, is_teardown = 0;
 
 	kind = strtok_r(spec, " \t", &save);
 	if (!kind)
 		return 0;	/* empty element, e.g. a trailing ';' */
-	if (!strcmp(kind, "netstall") || !strcmp(kind, "netslow") ||
+	if (!strcmp(kind, "teardownhang")) {
+		is_teardown = 1;
+		is_net = is_slow = 0;
+	} else if (!strcmp(kind, "netstall") || !strcmp(kind, "netslow") ||
 	    !strcmp(kind, "gpustall") || !strcmp(kind, "gpuslow")) {
 		is_net = kind[0] == 'n';
 		is_slow = strstr(kind, "slow") != NULL;
 	} else {
-		snprintf(err, errlen, "unknown fault kind '%s' (netstall, netslow, gpustall, gpuslow)",
-			 kind);
+		snprintf(err, errlen, "unknown fault kind '%s' (netstall, netslow, gpustall,"
+			 " gpuslow, teardownhang)", kind);
 		return -1;
 	}
 	while ((tok = strtok_r(NULL, " \t", &save))) {
@@ -72,7 +79,7 @@ static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, si
 		}
 		if (!strcmp(tok, "rank") && v == (int)v)
 			rank = v;
-		else if (!strcmp(tok, "after_ms"))
+		else if (!strcmp(tok, "after_ms") && !is_teardown)
 			after = v;
 		else if (!strcmp(tok, "factor") && is_slow)
 			factor = v;
@@ -97,6 +104,10 @@ static int parse_one(char *spec, int myrank, struct sim_faults *f, char *err, si
 	}
 	if ((int)rank != myrank)
 		return 0;
+	if (is_teardown) {
+		f->teardown_hang = 1;
+		return 0;
+	}
 	if (is_net) {
 		f->net_stall = !is_slow;
 		f->net_slow = is_slow;
@@ -185,6 +196,16 @@ int sim_fault_setup(int myrank, uint64_t t0, char *err, size_t errlen)
 		sim_calllog(NULL, "Fault", 0, 0, 0, -1, -1, -1, -1, 0, ncclSuccess, extra);
 	}
 	return 0;
+}
+
+/* The teardownhang fault: teardown call FN never returns (said on stderr). */
+void sim_teardown_fault(const char *fn)
+{
+	if (!g_f.teardown_hang)
+		return;
+	fprintf(stderr, "ccld-sim: pid %d: teardownhang: %s never returns\n", (int)getpid(), fn);
+	for (;;)
+		pause();
 }
 
 int sim_net_stalled(uint64_t now)

@@ -352,9 +352,11 @@ struct sim_faults {
 	double gpu_factor;
 	uint64_t net_for_ms, gpu_for_ms;	/* slow kinds: 0 to the end */
 	int net_rank, gpu_rank;
+	int teardown_hang;	/* Finalize/Destroy/Abort never return */
 };
 int sim_fault_parse(const char *s, int myrank, struct sim_faults *f, char *err, size_t errlen);
 int sim_fault_setup(int myrank, uint64_t t0, char *err, size_t errlen);
+void sim_teardown_fault(const char *fn);
 int sim_net_stalled(uint64_t now);
 double sim_net_factor(uint64_t now);
 extern double sim_net_base_us, sim_net_gbps, sim_kernel_base_us, sim_gpu_gbps;

@@ -8,13 +8,15 @@
 #            transmitted (the GPU never produced the data);
 #  netslow / gpuslow: the step costs what it costs when the knob the fault
 #            scales (network or kernel time) is that factor larger;
+#  teardownhang: the rank never returns from its first teardown call, the
+#            others finish;
 #  a malformed value fails the init with a message.
 . "$(dirname "$0")/../lib.sh"
 JOB=$BIN/ccld-simjob
 [ -x "$JOB" ] || fail "ccld-simjob not built (make sim)"
 
 # --- malformed values
-for bad in "netstall rank=x" "bogus rank=1" "netslow rank=1 after_ms=5" "gpustall rank=1 when=3" "netstall rank=1 for_ms=5" "gpuslow rank=1 factor=2 for_ms=0"; do
+for bad in "netstall rank=x" "bogus rank=1" "netslow rank=1 after_ms=5" "gpustall rank=1 when=3" "netstall rank=1 for_ms=5" "gpuslow rank=1 factor=2 for_ms=0" "teardownhang rank=1 after_ms=5"; do
 	if CCLD_SIM_FAULT="$bad" timeout 30 "$JOB" --ranks 2 --steps 1 >"$TMP/bad.out" 2>&1; then
 		fail "CCLD_SIM_FAULT='$bad' was accepted"
 	fi
@@ -91,3 +93,13 @@ slow() {	# kind knob
 }
 slow netslow CCLD_SIM_NET_US
 slow gpuslow CCLD_SIM_KERNEL_US
+
+# --- teardownhang: rank 1 stays inside ncclCommDestroy, rank 0 finishes
+CCLD_SIM_FAULT="teardownhang rank=1" "$JOB" --ranks 2 --steps 5 --compute-ms 0 --timeout 4 \
+	>"$TMP/td.out" 2>&1 && fail "teardownhang: the job ended (its launcher's timeout did not fire)"
+grep -q "pid [0-9]*: teardownhang: ncclCommDestroy never returns" "$TMP/td.out" ||
+	{ cat "$TMP/td.out"; fail "teardownhang: rank 1 did not stop in ncclCommDestroy"; }
+grep -q "^rank 0 pid .*results ok" "$TMP/td.out" ||
+	{ cat "$TMP/td.out"; fail "teardownhang: rank 0 did not finish"; }
+grep -q "^rank 1 pid .* steps in" "$TMP/td.out" && { cat "$TMP/td.out"; fail "teardownhang: rank 1 finished"; }
+echo "teardownhang: rank 1 stopped in ncclCommDestroy, rank 0 finished"
