@@ -29,4 +29,6 @@
 #       GPUs wait for their host peers): they were named, as the ends of
 #       the most stuck flows (fix: where data left and never arrived, only
 #       the ends of such flows are candidates, an_locate_h3.c)
-exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24
+# CCLD_TEST_NAME: the scenarios are this test's (tests/quarantine.txt
+# names them test_fuzz_seeds:seed-N), not fuzz.sh's
+CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24

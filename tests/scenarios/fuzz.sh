@@ -55,6 +55,7 @@ has_root() {
 run_seed() {
 	local seed=$1 draw cls n attach attach_s zombie pids onset='' mono real
 	begin_scenario "seed-$seed" || return 0
+	RAN=$((RAN + 1))
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go" "$TMP"/trace.* "$TMP/attach_ns"
 	draw=$("$SIMJOB" --random "$seed" --dry-run | head -1) || fail "seed $seed: no draw"
 	echo "$draw" >"$TMP/draw.json"
@@ -121,6 +122,7 @@ print(d["class"], d["ranks"], d["attach"], d["attach_s"], d["zombie"])' "$draw")
 }
 
 MISSES=0
+RAN=0	# seeds run (a quarantined one is not)
 for s in "${SEEDS[@]}"; do
 	run_seed "$s"
 done
@@ -130,7 +132,7 @@ if [ -n "$TABLE" ]; then
 fi
 python3 "$TOP/tests/scenarios/fuzz_score.py" --table "$RESULTS"
 if [ "$MISSES" -gt 0 ]; then
-	echo "FAIL: $MISSES of ${#SEEDS[@]} seeds missed; files in $TMP" >&2
+	echo "FAIL: $MISSES of $RAN seeds missed; files in $TMP" >&2
 	exit 1
 fi
-echo "ok: ${#SEEDS[@]} seeds right"
+echo "ok: $RAN seeds right$([ "$RAN" -lt ${#SEEDS[@]} ] && echo ", $((${#SEEDS[@]} - RAN)) quarantined")"
