@@ -135,4 +135,5 @@ if [ "$MISSES" -gt 0 ]; then
 	echo "FAIL: $MISSES of $RAN seeds missed; files in $TMP" >&2
 	exit 1
 fi
-echo "ok: $RAN seeds right$([ "$RAN" -lt ${#SEEDS[@]} ] && echo ", $((${#SEEDS[@]} - RAN)) quarantined")"
+echo "ok: $RAN seeds right$([ "$RAN" -lt ${#SEEDS[@]} ] &&
+	echo ", $((${#SEEDS[@]} - RAN)) not run (quarantined, or not in CCLD_SCENARIO)")"
