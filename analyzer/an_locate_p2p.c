@@ -308,6 +308,24 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	st->p2p = true;
 	st->seq = wseq;
 	st->fn = wd ? CCLD_FN_RECV : CCLD_FN_SEND;
+	/* pass is 2 where only pass 1 (any op in flight) found one */
+	if (pass == 2 && proc_down(an, &c->r[wr]) && !proc_down(an, &c->r[cr])) {
+		/*
+		 * No op is unmatched and the first rank with one in flight
+		 * cannot run (stopped, exited): it holds the pair, its
+		 * peer waits on it
+		 */
+		st->cls = AN_H1;
+		add_cul(an, st, wr);
+		add_wait(an, st, cr);
+		an_text(st, "rank %d stopped in %s seq %" PRId64 " toward rank %d on comm"
+			" %016" PRIx64 " (%s)%s; rank %d waits on it", wr,
+			an_fn_name(st->fn), wseq, cr, c->hash,
+			loc_proc_words(an, &c->r[wr], buf, sizeof(buf)),
+			aligned ? "" : " (p2p counted from the attach)", cr);
+		an_val_i(st, "peer", cr);
+		return;
+	}
 	add_wait(an, st, wr);
 	if (!aligned) {
 		p2p_unaligned(an, c, st, wr, wp, wd, cr);

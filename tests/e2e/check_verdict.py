@@ -17,8 +17,11 @@ every rank entered (H1) or whose signature differs between ranks (H2).
 For H3 (all entered, consistent) the log cannot say which entered round
 the GPU or the network was executing when the fault hit: the round must be
 one every rank of the communicator entered with one signature, and the
-evidence's Mycroft Table-4 state must be --state (or one of a comma-separated list).  It must come within --stall + 2 s of the communicator's last progress
-(detected_ns - onset_ns).  Other root verdicts must not name other
+evidence's Mycroft Table-4 state must be --state (or one of a
+comma-separated list).  The same holds for an H1 whose culprit was stopped
+with its GPU work in flight ("stopped in"): its round is one every rank
+entered.  It must come within --stall + 2 s of the communicator's last
+progress (detected_ns - onset_ns).  Other root verdicts must not name other
 communicators with other culprits (cascades are "role":"cascade").
 With --no-verdict, the trace must hold no verdict at all.  With --hosts
 (fleet mode), each culprit's "host" must be the node its rank ran on.
@@ -203,10 +206,11 @@ def main():
         bad = [q for q in entered
                if len(entered[q]) != len(comm_pids[comm]) or len(sigs[q]) > 1]
         stopped_in = "stopped in" in v["evidence"].get("text", "")
-        if not bad and stopped_in and entered and v["seq"] == max(entered):
-            # a culprit stopped after its call of the comm's latest round
-            # returned, its GPU work in flight (frozen with the process):
-            # every rank entered that round, none went past it
+        if not bad and stopped_in and v["seq"] in entered:
+            # a culprit stopped after its calls returned, its GPU work in
+            # flight (frozen with the process): every rank entered that
+            # round and the ones queued behind it; as for H3, the log
+            # cannot say which of them the GPU was executing
             pass
         elif not bad:
             errs.append(f"the job's log shows no stuck round in comm {comm}")

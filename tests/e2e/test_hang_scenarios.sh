@@ -61,9 +61,15 @@ scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
 CCLD_SIM_TRANSPORT=socket scenario exit-socket "--steps 100000 --exit 6:20" \
 	"--class H1 --culprits 6 --kind tp --evidence-has logged_NCCL_WARN
 	 --evidence-has Connection_closed_by_remote_peer"
-# the ranks idle 300 ms after each step, so the stop lands between calls
-scenario sigstop "--steps 100000 --step-delay 300" \
-	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped" "" \
+# rank 5 stops itself between two steps: its TP peer waits in the next
+# step's first all-reduce, which rank 5 never entered
+scenario sigstop "--steps 100000 --stop 5:20" \
+	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped"
+# stopped from outside at any point of a step: its GPU work in flight, or
+# between two calls; which comm holds the first stuck round depends on
+# where the stop landed (a stopped GPU's round was entered by every rank)
+scenario sigstop-any "--steps 100000" \
+	"--class H1 --culprits 5 --evidence-has process_stopped" "" \
 	'sleep 2; kill -STOP $(awk "\$1 == 5 {print \$2}" "$TMP/pids")'
 # H2: inconsistent op, on the world's loss all-reduce
 scenario count "--steps 100000 --mismatch 3:20:count" "--class H2 --culprits 3 --kind world"

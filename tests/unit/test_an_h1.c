@@ -287,6 +287,41 @@ static void test_p2p(void)
 }
 
 /*
+ * Rank 0 is SIGSTOPped with its 4th send in flight, its peer's matching
+ * recv in flight too: no op is unmatched, and the stopped rank holds the
+ * pair (the first rank in flight is the stopped one, not a waiter)
+ */
+static void test_p2p_stopped(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, PP, 2, NULL);
+	for (i = 0; i < 3; i++) {
+		struct an_op a = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+		struct an_op b = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+
+		sim_complete(&s, &a);
+		sim_complete(&s, &b);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
+	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
+	an_proc_state(s.an, s.host_id[0], 100, AN_PROC_STOPPED, 0, s.now[0]);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK(v->p2p);
+	CHECK_INT(v->seq, 3);
+	CHECK_STR(sim_culprits(v), "0");
+	CHECK(strstr(v->text, "process stopped") != NULL);
+	sim_fini(&s);
+}
+
+/*
  * The same hang seen by tracers attached at different times: rank 0's p2p
  * counter started 5 sends before rank 1's, so its counts run 5 ahead.  Its
  * own sends all finished on the GPU and it posts no more: rank 0 is the one
@@ -507,6 +542,7 @@ int main(void)
 	test_stopped();
 	test_skip();
 	test_p2p();
+	test_p2p_stopped();
 	test_p2p_from_attach();
 	test_p2p_from_attach_mismatch();
 	test_coll_from_attach();
