@@ -489,6 +489,22 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 					m |= 1ull << p->gpu_comm->node;
 			}
 		}
+		/*
+		 * An H1 whose culprits' GPUs are not placed (an intra-node op
+		 * entered before, tier B only) while their process's own data
+		 * left in another comm and never arrived: that network fault
+		 * holds the process (its CPU waits for its GPU, which waits for
+		 * the network); it is no cause of its own.
+		 */
+		if (!m && st->cls == AN_H1) {
+			int j;
+
+			for (j = 0; j < nn; j++)
+				if (j != i && definite_h3(&nodes[j].c->st) &&
+				    !nodes[j].c->st.net_global &&
+				    culprits_stuck_at(c, nodes[j].c))
+					m |= 1ull << j;
+		}
 		if (m) {
 			nodes[i].edge = pick(nodes, m);
 			nodes[i].held = true;
