@@ -481,6 +481,13 @@ static int proc_waits_for_gpu(struct an *an, const struct an_rank *r,
 	return idle * 10 >= n;
 }
 
+struct an_slow *slow_state(const struct an *an, struct an_comm *c)
+{
+	if (!c->slow)
+		c->slow = slow_new(an, c->nranks);
+	return c->slow;
+}
+
 void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		      const struct an_sig *sg, uint64_t t_done, bool end_exact,
 		      uint32_t host)

@@ -207,6 +207,69 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 	free(v);
 }
 
+/*
+ * H has no rounds to note (its ops are p2p: a pipeline's send/recv): C's
+ * straggler CRANK came late from them, by LEAD ns per round of C.  Where
+ * its peer there entered its side of their ops late by half of that at
+ * least, most of the time (slow_p2p_behind), the peer made them late:
+ * H's root, naming it.
+ */
+static void p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
+		      int32_t crank, const struct an_verdict *cv, double lead)
+{
+	double late;
+	int64_t op = -1;
+	int fn = 0;
+	int32_t q = slow_p2p_behind(an, h, c, crank, lead, &late, &op, &fn);
+	int32_t x = member_of(an, h, c, crank);
+	const struct an_proc *p = x >= 0 ? an_proc_of(an, &h->r[x]) : NULL;
+	struct an_verdict *v;
+	struct an_slow *hs;
+	uint64_t now;
+	char hex[24];
+
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 ": cascade of p2p comm %016" PRIx64
+			": rank %d's peer behind there: %d (%.1f ms late, lead here %.1f ms)\n",
+			c->hash, h->hash, x, q, late / 1e6, lead / 1e6);
+	if (q < 0 || !p || !(hs = slow_state(an, h)))
+		return;
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "ccld: out of memory for a slow verdict of comm %016" PRIx64 "\n",
+			h->hash);
+		return;
+	}
+	now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
+	slow_verdict_frame(an, h, v, AN_V_NEW, AN_S1, op, fn, p->host, now, q);
+	v->p2p = true;
+	v->onset_ns = cv->clock_host == p->host && cv->onset_ns ? cv->onset_ns : now;
+	an_text(v, "comm %016" PRIx64 " has a straggler: rank %d entered its side of its"
+		" send/recv with rank %d %.1f ms after rank %d entered its own (mean, in"
+		" most of their last ops), so their transfers wait for it; comm %016" PRIx64
+		" is slower because of it (its rank %d's GPU came late from this comm's"
+		" op, %.1f ms after the others): computation (S1; found by following the"
+		" cascade to its cause)", h->hash, q, x, late / 1e6, x, c->hash, crank,
+		lead / 1e6);
+	snprintf(hex, sizeof(hex), "%016" PRIx64, c->hash);
+	an_val_s(v, "detector", "hold chain");
+	an_val_s(v, "cascade_comm", hex);
+	an_val_i(v, "s1_rank", q);
+	an_val_f(v, "p2p_late_ms", late / 1e6);
+	an_val_f(v, "arrive_gap_ms", lead / 1e6);
+	an_val_i(v, "nranks", h->nranks);
+	hs->active = true;
+	hs->cls = AN_S1;
+	hs->root_cul = q;
+	hs->chain_of = c->hash;
+	hs->chain_onset = v->onset_ns;
+	hs->chain_host = v->clock_host;
+	h->slow_cascade = false;
+	h->slow_seq = v->seq;
+	slow_send_verdict(an, v);
+	free(v);
+}
+
 void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 {
 	const struct an_comm *c = an_comm_get(an, v->comm, 0, false);
@@ -217,7 +280,7 @@ void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 	double share, lead, waited, there, here;
 	int32_t k, crank;
 
-	if (!c || !h || h == c || !c->slow || !h->slow || h->slow->active ||
+	if (!c || !h || h == c || !c->slow || (h->slow && h->slow->active) ||
 	    v->cls != AN_S1 || v->kind != AN_V_NEW || v->ncul < 1)
 		return;
 	cs = c->slow;
@@ -226,6 +289,11 @@ void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 	if (crank < 0 || crank >= c->nranks || !cs->arr_rounds || !(cs->arr_gap[crank] > 0))
 		return;
 	waited = cs->arr_gap[crank];
+	/* no rounds there (p2p ops only): who made the p2p ops late */
+	if (!h->slow) {
+		p2p_chain(an, h, c, crank, v, waited / cs->arr_rounds);
+		return;
+	}
 	k = slow_noted_culprit(an, h, cs->samp_host, cs->samp_t0, &share, &lead, &hheld,
 			       &rounds, &nlast);
 	/*
@@ -253,6 +321,10 @@ void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 	 * to; a rank last by a millisecond of jitter there is not what C
 	 * waits for)
 	 */
+	if (k < 0 && !rounds) {
+		p2p_chain(an, h, c, crank, v, waited / cs->arr_rounds);
+		return;
+	}
 	if (k < 0 || hheld || !(there >= CHAIN_WAIT_SHARE * here))
 		return;
 	emit_chain_root(an, h, k, c, crank, v, share, lead, rounds, nlast);

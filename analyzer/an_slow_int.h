@@ -400,6 +400,16 @@ void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint3
  */
 bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 		   int32_t rank, double lead_ns);
+/*
+ * The peer in p2p comm H that made C's straggler RANK late there: it
+ * entered its side of their matched ops LEAD_NS / 2 or more after RANK, in
+ * most of them (LATE_NS: by how much, the mean; OP, FN: its latest such
+ * op); its rank in H, else -1
+ */
+int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn);
+/* C's slow state, made where it has none yet (a comm of p2p ops only) */
+struct an_slow *slow_state(const struct an *an, struct an_comm *c);
 /* a judged round: the peer comparison and the network part */
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned);

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "an_slow_int.h"
+#include <linux/types.h>
+#include "ccld.h"
 
 #define RISE_MIN_NS	1000000000ull	/* a rise lasts this long at least */
 #define RUNAHEAD_ROUNDS	16	/* judged rounds before the pattern is known */
@@ -371,6 +373,78 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 		}
 	}
 	return nlate > 0;
+}
+
+/*
+ * The mirror of slow_p2p_late: C's straggler RANK came late from its p2p
+ * ops in H; the peer that made them late is the one that entered its side
+ * LEAD_NS / 2 or more after RANK's process entered its own, in 3 of 4 of
+ * their last matched ops at least (P2P_BEHIND_MIN pairs, both directions,
+ * each op's own entry: one late op is chance), on one host's clock.  Its
+ * rank in H (OP, FN: its latest such op, counted per peer and direction),
+ * else -1.  Entries are CPU times: where the CPUs run ahead of
+ * their GPUs they say nothing of the GPUs, and the rule stays silent.
+ */
+#define P2P_BEHIND_MIN	4
+int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn)
+{
+	const struct an_proc *me = an_proc_of(an, &c->r[rank]);
+	int32_t x = member_of(an, h, c, rank), best = -1;
+	const struct an_rank *rx;
+	uint32_t i;
+
+	*late_ns = NAN;
+	if (x < 0 || !me || !(lead_ns > 0))
+		return -1;
+	rx = &h->r[x];
+	for (i = 0; i < rx->np2p && best < 0; i++) {
+		const struct an_p2p *a = &rx->p2p[i];
+		const struct an_proc *pq;
+		const struct an_p2p *b;
+		uint32_t pairs = 0, late = 0;
+		int64_t last = -1;
+		double sum = 0;
+		int d, lfn = 0;
+
+		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
+			continue;
+		pq = an_proc_of(an, &h->r[a->peer]);
+		b = an_p2p_find(&h->r[a->peer], x);
+		if (!pq || pq->host != me->host || !b)
+			continue;
+		for (d = 0; d < 2; d++) {
+			int64_t m = a->n[d] < b->n[!d] ? a->n[d] : b->n[!d];
+			int64_t hi = a->n[d] > b->n[!d] ? a->n[d] : b->n[!d], k;
+
+			/* counted from the attach: the k-th ops need not match */
+			if (a->from_attach[d] || b->from_attach[!d])
+				continue;
+			for (k = hi - AN_P2P_HIST > 0 ? hi - AN_P2P_HIST : 0; k < m; k++) {
+				uint64_t ta = a->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+				uint64_t tb = b->t_hist[!d][(uint64_t)k % AN_P2P_HIST];
+
+				if (!ta || !tb)
+					continue;
+				pairs++;
+				if ((double)tb >= (double)ta + lead_ns / 2) {
+					late++;
+					sum += (double)(tb - ta);
+				}
+				if (k > last) {	/* the peer's op: the other direction */
+					last = k;
+					lfn = d ? CCLD_FN_SEND : CCLD_FN_RECV;
+				}
+			}
+		}
+		if (pairs >= P2P_BEHIND_MIN && 4 * late >= 3 * pairs) {
+			best = a->peer;
+			*late_ns = sum / late;
+			*op = last;
+			*fn = lfn;
+		}
+	}
+	return best;
 }
 
 /*

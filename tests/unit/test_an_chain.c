@@ -246,6 +246,95 @@ static void test_only_new_s1(void)
 	job_fini(&j);
 }
 
+/*
+ * The pipeline comm PP {2, 6}: p2p ops only, no rounds to note.  Each of
+ * SENDS iterations global 2 (PP rank 0) enters its send and its receive
+ * at once, global 6 (PP rank 1) its matching receive and send LATE_MS
+ * after (random job 35: the stage whose GPU is slow enters its pipeline
+ * ops late; its peer waits there and reaches its DP op late)
+ */
+#define PP 0x00000000000000b1ull
+static void pp_ops(struct job *j, int iters, double late_ms)
+{
+	const int pp[2] = { 2, 6 };
+	int i;
+
+	sim_comm(&j->s, PP, 2, pp);
+	for (i = 0; i < iters; i++) {
+		struct an_op a = sim_p2p(&j->s, PP, 0, 1, 0, 4096, true);
+		struct an_op b = sim_p2p(&j->s, PP, 0, 1, 1, 4096, true);
+		struct an_op c, d;
+
+		sim_step(&j->s, (uint64_t)(late_ms * MS));
+		c = sim_p2p(&j->s, PP, 1, 0, 1, 4096, true);
+		d = sim_p2p(&j->s, PP, 1, 0, 0, 4096, true);
+		sim_step(&j->s, MS);
+		sim_complete(&j->s, &a);
+		sim_complete(&j->s, &b);
+		sim_complete(&j->s, &c);
+		sim_complete(&j->s, &d);
+		sim_step(&j->s, 20 * MS);
+	}
+}
+
+/* DP's straggler came late from PP, whose other end entered 30 ms late */
+static void test_p2p_root(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	pp_ops(&j, 6, 30);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, PP);
+	CHECK_INT(j.s.nv, 1);
+	if (j.s.nv == 1) {
+		const struct an_verdict *r = &j.s.v[0];
+
+		CHECK(r->comm == PP && r->kind == AN_V_NEW && r->role == AN_ROOT);
+		CHECK_INT(r->cls, AN_S1);
+		CHECK(r->p2p);
+		/* its 6th receive from rank 0 (counted per peer and direction) */
+		CHECK_INT(r->seq, 5);
+		CHECK_INT(r->fn, CCLD_FN_RECV);
+		CHECK_INT(r->ncul, 1);
+		CHECK_INT(r->cul[0].rank, 1);
+		CHECK_INT(r->cul[0].pid, 106);
+		CHECK(strstr(r->text, "30.0 ms after rank 0") != NULL);
+	}
+	/* PP has its incident now; DP back to its baseline: so is PP */
+	slow_hold_chain(j.s.an, &v, PP);
+	CHECK_INT(j.s.nv, 1);
+	slow_chain_back(j.s.an, j.dp, j.t + 3000 * MS, j.s.host_id[0]);
+	CHECK_INT(j.s.nv, 2);
+	if (j.s.nv == 2)
+		CHECK(j.s.v[1].comm == PP && j.s.v[1].kind == AN_V_RECOVERED);
+	job_fini(&j);
+}
+
+/*
+ * Not named: the peer entered 5 ms late, under half of the 36 ms DP waited
+ * per round; or too few ops to tell chance from a straggler
+ */
+static void test_p2p_not_behind(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	pp_ops(&j, 6, 5);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, PP);
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+	job_init(&j);
+	pp_ops(&j, 1, 30);
+	dp_cascade(&j, &v);
+	slow_hold_chain(j.s.an, &v, PP);
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -254,5 +343,7 @@ int main(void)
 	test_peer_in_holder();
 	test_no_evidence();
 	test_only_new_s1();
+	test_p2p_root();
+	test_p2p_not_behind();
 	return check_finish("test_an_chain");
 }
