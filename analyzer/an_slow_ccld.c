@@ -230,6 +230,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	uint64_t held;
 	/* the sampled arrivals' culprit's share of the wait and mean lead */
 	double arr_share = 0, arr_lead = NAN;
+	bool own_p2p = false;
 	/* a sample that started afresh for a later slowdown (slow_sample_reanchor) */
 	bool anew = rd == &c->slow->pend && c->slow->pend_onset;
 	uint64_t onset_ns = anew ? c->slow->pend_onset : res->onset_ns;
@@ -305,8 +306,10 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		if (held && arrived) {
 			const struct an_comm *h = an_comm_get(an, held, 0, false);
 
-			if (h && slow_p2p_late(an, h, c, s1_rank, arr_lead))
+			if (h && slow_p2p_late(an, h, c, s1_rank, arr_lead)) {
 				held = 0;	/* its own pipeline op: the straggler */
+				own_p2p = true;
+			}
 		}
 		c->slow_cascade = root != NULL || held;
 		if (!slow_cascade_of(an, v, root, held))
@@ -323,6 +326,21 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 				" its calls ahead of its GPU, so the call is not its"
 				" arrival)", s1_rank, c->slow->arr_last[s1_rank],
 				c->slow->arr_rounds, arr_lead / 1e6, 100 * arr_share);
+			/*
+			 * What decided root or cascade, for a live sample that a
+			 * replay cannot redo: the rounds it came straight from
+			 * another comm's op, and that comm
+			 */
+			an_val_i(v, "arrive_last_held", c->slow->arr_held[s1_rank]);
+			if (c->slow->arr_holder[s1_rank]) {
+				char hex[24];
+
+				snprintf(hex, sizeof(hex), "%016" PRIx64,
+					 c->slow->arr_holder[s1_rank]);
+				an_val_s(v, "arrive_holder", hex);
+			}
+			if (own_p2p)
+				an_val_i(v, "late_in_own_p2p", 1);
 		} else if (cls != SL_S2 && s1_rank >= 0) {
 			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"
 				" z %.1f)%s", s1_rank, res->s1_dur_ns / 1e6, res->s1_z,

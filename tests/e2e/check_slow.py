@@ -163,6 +163,9 @@ def main():
             print(f"updated by the step sample to {a.cls}")
             v = ups[0]
     print("verdict:", json.dumps(v)[:400])
+    # the evidence's values whole (what decided root or cascade live)
+    print("evidence values:", json.dumps({k: x for k, x in v["evidence"].items()
+                                          if k != "text"}))
     want = sorted(pid_of[int(r)] for r in a.culprits.split(","))
     got = sorted(c["pid"] for c in v["culprits"])
     bad = []
