@@ -339,6 +339,28 @@ int32_t member_of(const struct an *an, const struct an_comm *c,
  * both then reach the next collective late (random job 35,
  * docs/simjob.md).  Entries on one host's clock only; unknown: false.
  */
+/*
+ * P entered its op at T_ENTER while its GPU was in an op of another comm
+ * than H, or right after one ended (under LEAD_NS / 2 before), that lasted
+ * LEAD_NS / 2 or more: its GPU reached H's op late from that wait (a TP
+ * peer's straggler), not from its own work
+ */
+static bool entered_after_wait(const struct an_proc *p, uint64_t h, uint64_t t_enter,
+			       double lead_ns)
+{
+	uint32_t i, n = p->ndone < AN_DONE_RING ? p->ndone : AN_DONE_RING;
+
+	for (i = 0; i < n; i++) {
+		const struct an_done *d = &p->done[i];
+
+		if (d->comm != h && d->t_launch <= t_enter && d->t_done >= d->t_launch &&
+		    (double)d->t_done + lead_ns / 2 > (double)t_enter &&
+		    (double)(d->t_done - d->t_launch) >= lead_ns / 2)
+			return true;
+	}
+	return false;
+}
+
 bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 		   int32_t rank, double lead_ns)
 {
@@ -367,7 +389,8 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 				continue;
 			if (b->n[!d] < a->n[d] ||
 			    (b->n[!d] == a->n[d] &&
-			     (double)a->t_enter[d] < (double)b->t_enter[!d] + lead_ns / 2))
+			     (double)a->t_enter[d] < (double)b->t_enter[!d] + lead_ns / 2) ||
+			    entered_after_wait(me, h->hash, a->t_enter[d], lead_ns))
 				return false;
 			nlate++;
 		}
