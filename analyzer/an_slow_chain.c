@@ -152,6 +152,25 @@ static double rounds_per_round(const struct an_comm *c, const struct an_comm *h)
 }
 
 /*
+ * H's incident opened by C's cascade, naming its rank HK: it ends when C's
+ * does (slow_chain_back); V, H's root verdict, sent and freed
+ */
+static void chain_open(struct an *an, struct an_comm *h, const struct an_comm *c,
+		       int32_t hk, struct an_verdict *v)
+{
+	h->slow->active = true;
+	h->slow->cls = AN_S1;
+	h->slow->root_cul = hk;
+	h->slow->chain_of = c->hash;
+	h->slow->chain_onset = v->onset_ns;
+	h->slow->chain_host = v->clock_host;
+	h->slow_cascade = false;
+	h->slow_seq = v->seq;
+	slow_send_verdict(an, v);
+	free(v);
+}
+
+/*
  * H's root: rank HK, found from C's cascade (its rank CRANK came late from
  * H); its round is the one in progress at the end of the cascade's round
  * (as a sampled onset's verdict is about the round that began its
@@ -195,16 +214,7 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 	an_val_f(v, "arrive_last_wait_share", share);
 	an_val_f(v, "arrive_gap_ms", lead / 1e6);
 	an_val_i(v, "nranks", h->nranks);
-	h->slow->active = true;
-	h->slow->cls = AN_S1;
-	h->slow->root_cul = hk;
-	h->slow->chain_of = c->hash;
-	h->slow->chain_onset = v->onset_ns;
-	h->slow->chain_host = v->clock_host;
-	h->slow_cascade = false;
-	h->slow_seq = v->seq;
-	slow_send_verdict(an, v);
-	free(v);
+	chain_open(an, h, c, hk, v);
 }
 
 /*
@@ -224,7 +234,6 @@ static void p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 	int32_t x = member_of(an, h, c, crank);
 	const struct an_proc *p = x >= 0 ? an_proc_of(an, &h->r[x]) : NULL;
 	struct an_verdict *v;
-	struct an_slow *hs;
 	uint64_t now;
 	char hex[24];
 
@@ -232,7 +241,7 @@ static void p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 		fprintf(stderr, "an: slow comm %016" PRIx64 ": cascade of p2p comm %016" PRIx64
 			": rank %d's peer behind there: %d (%.1f ms late, lead here %.1f ms)\n",
 			c->hash, h->hash, x, q, late / 1e6, lead / 1e6);
-	if (q < 0 || !p || !(hs = slow_state(an, h)))
+	if (q < 0 || !p || !slow_state(an, h))
 		return;
 	v = calloc(1, sizeof(*v));
 	if (!v) {
@@ -258,16 +267,7 @@ static void p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 	an_val_f(v, "p2p_late_ms", late / 1e6);
 	an_val_f(v, "arrive_gap_ms", lead / 1e6);
 	an_val_i(v, "nranks", h->nranks);
-	hs->active = true;
-	hs->cls = AN_S1;
-	hs->root_cul = q;
-	hs->chain_of = c->hash;
-	hs->chain_onset = v->onset_ns;
-	hs->chain_host = v->clock_host;
-	h->slow_cascade = false;
-	h->slow_seq = v->seq;
-	slow_send_verdict(an, v);
-	free(v);
+	chain_open(an, h, c, q, v);
 }
 
 void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)

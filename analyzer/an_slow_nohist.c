@@ -330,16 +330,6 @@ int32_t member_of(const struct an *an, const struct an_comm *c,
 }
 
 /*
- * Rank RANK of C in comm H, whose late op held its GPU: where H's ops are
- * p2p (H has no rounds to compare), did RANK's process enter its latest
- * send and receive there LEAD / 2 or more after each peer entered the
- * matching one (the peer had entered more: RANK was behind)?  Then RANK
- * made that op late, not the other way round: a pipeline stage whose
- * compute is slow keeps its partner waiting in their send/recv first, and
- * both then reach the next collective late (random job 35,
- * docs/simjob.md).  Entries on one host's clock only; unknown: false.
- */
-/*
  * P entered its op at T_ENTER while its GPU was in an op of another comm
  * than H, or right after one ended (under LEAD_NS / 2 before), that lasted
  * LEAD_NS / 2 or more: its GPU reached H's op late from that wait (a TP
@@ -361,6 +351,17 @@ static bool entered_after_wait(const struct an_proc *p, uint64_t h, uint64_t t_e
 	return false;
 }
 
+/*
+ * Rank RANK of C in comm H, whose late op held its GPU: where H's ops are
+ * p2p (H has no rounds to compare), did RANK's process enter its latest
+ * send and receive there LEAD / 2 or more after each peer entered the
+ * matching one (the peer had entered more: RANK was behind)?  Then RANK
+ * made that op late, not the other way round: a pipeline stage whose
+ * compute is slow keeps its partner waiting in their send/recv first, and
+ * both then reach the next collective late (random job 35,
+ * docs/simjob.md).  Not where it entered them from a third comm's long op
+ * (entered_after_wait).  Entries on one host's clock only; unknown: false.
+ */
 bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 		   int32_t rank, double lead_ns)
 {

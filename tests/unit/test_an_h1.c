@@ -257,23 +257,30 @@ static void test_skip(void)
 	sim_fini(&s);
 }
 
+/* a PP comm of 2 ranks, N rounds of rank 0 sending to rank 1, completed */
+static void pp_rounds(struct sim *s, int n)
+{
+	int i;
+
+	sim_init(s, 5, 300);
+	sim_comm(s, PP, 2, NULL);
+	for (i = 0; i < n; i++) {
+		struct an_op a = sim_p2p(s, PP, 0, 1, 0, 4096, true);
+		struct an_op b = sim_p2p(s, PP, 1, 0, 1, 4096, true);
+
+		sim_complete(s, &a);
+		sim_complete(s, &b);
+		sim_step(s, 10000000);
+	}
+}
+
 /* PP send/recv: rank 0 sends its 4th microbatch, rank 1 never receives */
 static void test_p2p(void)
 {
 	struct sim s;
 	const struct an_verdict *v;
-	int i;
 
-	sim_init(&s, 5, 300);
-	sim_comm(&s, PP, 2, NULL);
-	for (i = 0; i < 3; i++) {
-		struct an_op a = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-		struct an_op b = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-
-		sim_complete(&s, &a);
-		sim_complete(&s, &b);
-		sim_step(&s, 10000000);
-	}
+	pp_rounds(&s, 3);
 	sim_p2p(&s, PP, 0, 1, 0, 4096, false);	/* blocked inside */
 	sim_tick(&s, 5.5);
 	CHECK_INT(s.nv, 1);
@@ -295,18 +302,8 @@ static void test_p2p_stopped(void)
 {
 	struct sim s;
 	const struct an_verdict *v;
-	int i;
 
-	sim_init(&s, 5, 300);
-	sim_comm(&s, PP, 2, NULL);
-	for (i = 0; i < 3; i++) {
-		struct an_op a = sim_p2p(&s, PP, 0, 1, 0, 4096, true);
-		struct an_op b = sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-
-		sim_complete(&s, &a);
-		sim_complete(&s, &b);
-		sim_step(&s, 10000000);
-	}
+	pp_rounds(&s, 3);
 	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
 	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
 	an_proc_state(s.an, s.host_id[0], 100, AN_PROC_STOPPED, 0, s.now[0]);
