@@ -6,6 +6,7 @@
  * rounds' durations for slow diagnosis.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "an_core_int.h"
 #include <linux/types.h>
@@ -29,6 +30,29 @@ int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
 	an_fresh(r, t_ns);
 	an_comm_progress(an, c, k->host, t_ns);
 	return 0;
+}
+
+void an_comm_origin(struct an *an, uint64_t hash, int32_t color, const char *name)
+{
+	struct an_comm *c = an_comm_get(an, hash, 0, false);
+
+	if (!c)
+		return;
+	if (color >= 0)
+		c->color = color;
+	if (name && name[0])
+		an_comm_name_copy(c->name, name);
+}
+
+void an_comm_name_copy(char *to, const char *name)
+{
+	char *s;
+
+	snprintf(to, AN_LABEL_MAX, "%s", name);
+	/* the application's bytes: printable in a verdict line */
+	for (s = to; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == '"' || *s == 0x7f)
+			*s = '?';
 }
 
 void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns)

@@ -238,6 +238,7 @@ struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 	c->hash = hash;
 	c->nranks = nranks;
 	c->node = -1;
+	c->color = -1;
 	for (i = 0; i < nranks; i++) {
 		struct an_rank *r = &c->r[i];
 		int j;

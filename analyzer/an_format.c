@@ -69,7 +69,8 @@ static int by_value(const void *a, const void *b)
 
 void an_rank_list_sort(int32_t *ranks, uint32_t n, char *out, size_t len)
 {
-	qsort(ranks, n, sizeof(*ranks), by_value);
+	if (n > 1)	/* RANKS may be NULL where N is 0 */
+		qsort(ranks, n, sizeof(*ranks), by_value);
 	an_rank_list(ranks, n, out, len);
 }
 
@@ -229,6 +230,10 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 			json_kv_i64(b, "global_ranks_unknown", unknown);
 		if (c->parent)
 			json_kv_hex16(b, "parent", c->parent);
+		if (c->color >= 0)
+			json_kv_i64(b, "split_color", c->color);
+		if (c->name[0])
+			json_kv_str(b, "name", c->name);
 		json_obj_close(b);
 	}
 	json_kv_i64(b, "seq", v->seq);
@@ -287,11 +292,19 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    an_class_name(v->cls), class_words(v->cls),
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm);
-	/* the comm as its user knows it: "(8 ranks: global 0,2,4-7)" */
-	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown))
-		json_printf(b, " (%d rank%s%s%s%s)", nranks, nranks == 1 ? "" : "s",
+	/* the comm as its user knows it: "tp" (8 ranks: global 0,2,4-7, split color 1) */
+	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown)) {
+		const struct an_comm *c = hmap_get(&an->comms, hkey3(v->comm, 0, 0));
+
+		if (c->name[0])
+			json_printf(b, " \"%s\"", c->name);
+		json_printf(b, " (%d rank%s%s%s%s", nranks, nranks == 1 ? "" : "s",
 			    members[0] ? ": global " : "", members,
 			    members[0] && unknown ? ", others unknown" : "");
+		if (c->color >= 0)
+			json_printf(b, ", split color %d", c->color);
+		json_printf(b, ")");
+	}
 	json_printf(b, " %s seq %" PRId64, an_fn_name(v->fn), v->seq);
 	json_printf(b, ": culprit%s ", v->ncul_total == 1 ? "" : "s");
 	for (i = 0; i < v->ncul; i++) {

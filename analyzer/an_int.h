@@ -243,6 +243,8 @@ void an_ev_copy(struct an_ev to, const char *text, uint32_t nval, const struct a
 struct an_comm {
 	uint64_t hash;
 	uint64_t parent;
+	int32_t color;		/* its ncclCommSplit color, -1: not split, or not seen */
+	char name[AN_LABEL_MAX];	/* ncclConfig_t.commName, "" where none */
 	int32_t nranks;
 	uint32_t nknown;
 	struct an_rank *r;
@@ -418,6 +420,8 @@ bool an_lost_round(const struct an *an, const struct an_comm *c, uint32_t host,
 		   uint64_t t_ns);
 
 /* an_core.c */
+/* NAME (an application's comm name) into TO[AN_LABEL_MAX], printable */
+void an_comm_name_copy(char *to, const char *name);
 struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 			    bool create);
 /* the rank K names, for an input at T_NS (creates what CREATE allows) */

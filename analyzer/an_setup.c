@@ -34,6 +34,7 @@ struct an_setup_grp {
 	enum an_setup_kind kind;
 	int fn;
 	int32_t nranks;
+	char name[AN_LABEL_MAX];	/* init: the name its config gives the comm */
 	struct setup_member *m;
 	uint32_t nseen, nin, nret;
 	uint32_t last_host;	/* the latest entry, on this host's clock */
@@ -192,9 +193,10 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 	setup_verdict_base(v, g, AN_H1, host, now);
 	nmiss = ranks_in(g, M_ABSENT, missing, sizeof(missing));
 	ranks_in(g, M_INSIDE, in, sizeof(in));
-	an_text(v, "rank%s %s of the %d ranks never called nccl%s for unique id %016" PRIx64
-		"; rank%s %s wait%s inside it for %.1f s", nmiss > 1 ? "s" : "", missing,
-		g->nranks, an_fn_name(g->fn), g->group, g->nin > 1 ? "s" : "", in,
+	an_text(v, "rank%s %s of the %d ranks never called nccl%s%s%s%s for unique id %016"
+		PRIx64 "; rank%s %s wait%s inside it for %.1f s", nmiss > 1 ? "s" : "", missing,
+		g->nranks, an_fn_name(g->fn), g->name[0] ? " (\"" : "", g->name,
+		g->name[0] ? "\")" : "", g->group, g->nin > 1 ? "s" : "", in,
 		g->nin > 1 ? "" : "s", (double)(now - g->last_t) / 1e9);
 	for (r = 0; r < g->nranks; r++) {
 		const struct an_proc *p;
@@ -246,10 +248,11 @@ static void stuck_inside(struct an *an, const struct an_setup_grp *g, uint32_t h
 		v->ncul_total++;
 	}
 	if (g->kind == AN_SETUP_INIT)
-		an_text(v, "all %d ranks entered nccl%s for unique id %016" PRIx64 " and none"
-			" returned in %.1f s: NCCL's bootstrap does not complete (its network,"
-			" or a rank of another job with the same id)", g->nranks,
-			an_fn_name(g->fn), g->group, (double)(now - g->last_t) / 1e9);
+		an_text(v, "all %d ranks entered nccl%s%s%s%s for unique id %016" PRIx64 " and"
+			" none returned in %.1f s: NCCL's bootstrap does not complete (its"
+			" network, or a rank of another job with the same id)", g->nranks,
+			an_fn_name(g->fn), g->name[0] ? " (\"" : "", g->name,
+			g->name[0] ? "\")" : "", g->group, (double)(now - g->last_t) / 1e9);
 	else
 		an_text(v, "rank%s %s of comm %016" PRIx64 " %s inside nccl%s for %.1f s or"
 			" more: the teardown does not complete (an op in flight toward a"
@@ -275,6 +278,8 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 	if (!g)
 		return;
 	m = &g->m[s->rank];
+	if (!g->name[0] && s->name[0])
+		an_comm_name_copy(g->name, s->name);
 	if (!s->returned) {
 		/* known from now on: its exit (inside the call) is followed */
 		an_proc_add(an, host, s->pid);

@@ -356,6 +356,9 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 	case AW_RANK:
 		put_key(&b, &w->k);
 		put64(&b, w->parent);
+		put32(&b, (uint32_t)w->color);
+		if (put_text(&b, w->comm_name))
+			return -EINVAL;
 		break;
 	case AW_RANK_GONE:
 		put_key(&b, &w->k);
@@ -443,6 +446,8 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put32(&b, (uint32_t)w->setup.rank);
 		put8(&b, w->setup.returned);
 		put64(&b, (uint64_t)w->setup.ret);
+		if (put_text(&b, w->setup.name))
+			return -EINVAL;
 		break;
 	case AW_NCCL_WARN:
 		put32(&b, w->k.pid);
@@ -486,6 +491,11 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	case AW_RANK:
 		get_key(&b, &w->k);
 		w->parent = get64(&b);
+		w->color = -1;
+		if (ver >= 10) {
+			w->color = (int32_t)get32(&b);
+			get_text(&b, w->comm_name);
+		}
 		break;
 	case AW_RANK_GONE:
 		get_key(&b, &w->k);
@@ -582,6 +592,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			b.bad = true;
 		w->setup.returned = st;
 		w->setup.ret = (int64_t)get64(&b);
+		if (ver >= 10)
+			get_text(&b, w->setup.name);
 		break;
 	case AW_NCCL_WARN:
 		w->k.pid = get32(&b);
@@ -618,7 +630,8 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		an_clock(an, host, w->t_ns);
 		break;
 	case AW_RANK:
-		an_rank(an, &k, w->parent, w->t_ns);
+		if (!an_rank(an, &k, w->parent, w->t_ns))
+			an_comm_origin(an, k.comm, w->parent ? w->color : -1, w->comm_name);
 		break;
 	case AW_RANK_GONE:
 		an_rank_gone(an, &k, w->t_ns);

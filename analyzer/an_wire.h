@@ -27,11 +27,13 @@
  * AW_LABEL kinds 4 and 5 (the launcher's global and local rank); version 7
  * AW_THREAD's CUDA synchronize (u8 function, u64 entry); version 8 a u8
  * after it (1: found on the thread's stack, the entry is a bound); version 9
- * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8.  A
+ * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8; version 10 AW_RANK's
+ * split color (i32, -1: none) and comm name (text) after the parent, and
+ * AW_SETUP's comm name (text) at its end.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		9
+#define AN_WIRE_VERSION		10
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)
@@ -65,6 +67,8 @@ struct an_wire {
 	uint64_t t_ns;
 	struct an_key k;	/* rank records; .pid alone for AW_PROC */
 	uint64_t parent;	/* AW_RANK */
+	int32_t color;		/* AW_RANK (version 10): split color where parent, -1 none */
+	char comm_name[AN_LABEL_MAX];	/* AW_RANK (version 10): "" none */
 	int64_t realtime_offset_ns;	/* AW_CLOCK */
 	struct an_op op;	/* AW_ENTER, AW_RETURN, AW_OP_DONE (op.k == k) */
 	int64_t ret;		/* AW_RETURN */

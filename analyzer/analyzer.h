@@ -23,6 +23,7 @@
 #define AN_MAX_CULPRITS		64	/* listed in a verdict; the count is exact */
 #define AN_MAX_EVIDENCE		32	/* named values in a verdict's evidence */
 #define AN_TEXT_MAX		1024
+#define AN_LABEL_MAX		64	/* a label's, a comm name's bytes, NUL included */
 
 struct an;
 
@@ -235,6 +236,12 @@ void an_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* A comm rank appeared (init, split, attach).  parent: 0 none. */
 int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
 	    uint64_t t_ns);
+/*
+ * What the application called comm HASH, as its creation call said: the
+ * ncclCommSplit COLOR (-1: none) and the config's commName NAME ("": none).
+ * Known ranks' comms only (after an_rank).
+ */
+void an_comm_origin(struct an *an, uint64_t hash, int32_t color, const char *name);
 /* The comm rank was destroyed/finalized/aborted: it no longer waits. */
 void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns);
 
@@ -350,12 +357,12 @@ struct an_setup {
 	int32_t nranks, rank;
 	bool returned;		/* false: entered */
 	int64_t ret;		/* returned: NCCL's result */
+	char name[AN_LABEL_MAX];	/* init: the comm's name in the call's config, "" none */
 };
 void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint64_t t_ns);
 
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */
-#define AN_LABEL_MAX	64
 enum an_label {
 	AN_LABEL_POD = 1, AN_LABEL_NAMESPACE, AN_LABEL_CONTAINER,
 	AN_LABEL_RANK,		/* the launcher's global rank, decimal */

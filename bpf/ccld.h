@@ -99,6 +99,8 @@ enum ccld_ev_type {
 	CCLD_EV_THREAD_FD,	/* the file its thread's system call is on: u.fd, before that
 				 * thread's CCLD_EV_THREAD record */
 	CCLD_EV_NCCL_WARN,	/* one part of a warning NCCL logged (BPF, rare): u.warn */
+	CCLD_EV_COMM_NAME,	/* the name a creation call's config gives its comm: u.comm_name,
+				 * just before that call's CCLD_EV_COMM record (BPF, rare) */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -311,6 +313,19 @@ struct ccld_nccl_warn {
 	char text[CCLD_WARN_CHUNK];	/* NUL-padded; a full chunk has no NUL */
 };
 
+/*
+ * CCLD_EV_COMM_NAME: ncclConfig_t.commName (NCCL 2.27+) of a creation call
+ * (InitRankConfig, InitRankScalable, Split, Shrink), read at its entry:
+ * NCCL keeps the caller's pointer, whose string need not outlive the call
+ * (PyTorch's split points it at a temporary).
+ */
+#define CCLD_CONFIG_MAGIC		0xcafebeef
+#define CCLD_CONFIG_NAME_VERSION	22700	/* NCCL_VERSION(2, 27, 0) */
+#define CCLD_CONFIG_NAME_OFF		48	/* offsetof(ncclConfig_t, commName) */
+struct ccld_comm_name {
+	char name[64];		/* NUL-terminated, cut at 63 bytes */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -454,6 +469,7 @@ struct ccld_event {
 		struct ccld_thread thread;
 		struct ccld_thread_fd fd;
 		struct ccld_nccl_warn warn;
+		struct ccld_comm_name comm_name;
 		__u8 raw[64];
 	} u;
 	/*

@@ -18,7 +18,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * ABI specific: this file encodes the x86-64 SysV placement.
  */
 #if defined(__TARGET_ARCH_x86)
-#define PARM6(ctx)	((ctx)->r9)
+#define CCLD_PARM6(ctx)	((ctx)->r9)
 #else
 #error "ccld's NCCL argument decoding is written for x86-64"
 #endif
@@ -246,7 +246,7 @@ SEC("uprobe")
 int BPF_KPROBE(coll_redop, void *send, void *recv, __u64 count, int dtype,
 	       int op)
 {
-	return emit_call(ctx, PARM6(ctx), (__u64)send, (__u64)recv, count,
+	return emit_call(ctx, CCLD_PARM6(ctx), (__u64)send, (__u64)recv, count,
 			 dtype, op, -1, stack_arg(ctx, 0));
 }
 
@@ -256,7 +256,7 @@ int BPF_KPROBE(coll_plain, void *send, void *recv, __u64 count, int dtype,
 	       void *comm)
 {
 	return emit_call(ctx, (__u64)comm, (__u64)send, (__u64)recv, count,
-			 dtype, 0xff, -1, PARM6(ctx));
+			 dtype, 0xff, -1, CCLD_PARM6(ctx));
 }
 
 /* Broadcast, Gather, Scatter: send recv count dtype root comm | stream */
@@ -264,7 +264,7 @@ SEC("uprobe")
 int BPF_KPROBE(coll_root, void *send, void *recv, __u64 count, int dtype,
 	       int root)
 {
-	return emit_call(ctx, PARM6(ctx), (__u64)send, (__u64)recv, count,
+	return emit_call(ctx, CCLD_PARM6(ctx), (__u64)send, (__u64)recv, count,
 			 dtype, 0xff, root, stack_arg(ctx, 0));
 }
 
@@ -274,7 +274,7 @@ int BPF_KPROBE(coll_reduce, void *send, void *recv, __u64 count, int dtype,
 	       int op)
 {
 	return emit_call(ctx, stack_arg(ctx, 0), (__u64)send, (__u64)recv,
-			 count, dtype, op, (__s32)PARM6(ctx), stack_arg(ctx, 1));
+			 count, dtype, op, (__s32)CCLD_PARM6(ctx), stack_arg(ctx, 1));
 }
 
 /* Send, Recv: buff count dtype peer comm stream */
@@ -282,7 +282,7 @@ SEC("uprobe")
 int BPF_KPROBE(p2p, void *buff, __u64 count, int dtype, int peer, void *comm)
 {
 	return emit_call(ctx, (__u64)comm, (__u64)buff, (__u64)buff, count,
-			 dtype, 0xff, peer, PARM6(ctx));
+			 dtype, 0xff, peer, CCLD_PARM6(ctx));
 }
 
 static __always_inline int emit_group(struct pt_regs *ctx, bool start)
@@ -346,9 +346,44 @@ static __always_inline __u64 hash_unique_id(const void *uptr)
 	return h;
 }
 
+/*
+ * The name a creation call's ncclConfig_t gives its comm, as a record of its
+ * own just before the call's CCLD_EV_COMM one (which then carries it on, to
+ * the analyzer's setup records too).  Only a config NCCL itself would
+ * accept (its magic, a 2.27+ version, a size that holds commName).
+ */
+static __always_inline void emit_comm_name(__u32 fn, __u64 config)
+{
+	struct {
+		__u64 size;
+		__u32 magic;
+		__u32 version;
+	} head;
+	struct ccld_event *e;
+	__u64 name = 0;
+
+	if (!config || bpf_probe_read_user(&head, sizeof(head), (void *)config) ||
+	    head.magic != CCLD_CONFIG_MAGIC || head.version < CCLD_CONFIG_NAME_VERSION ||
+	    head.size < CCLD_CONFIG_NAME_OFF + sizeof(name) ||
+	    bpf_probe_read_user(&name, sizeof(name), (void *)(config + CCLD_CONFIG_NAME_OFF)) ||
+	    !name)
+		return;
+	e = reserve(true);
+	if (!e)
+		return;
+	fill_header(e, CCLD_EV_COMM_NAME, fn, 0);
+	if (bpf_probe_read_user_str(e->u.comm_name.name, sizeof(e->u.comm_name.name),
+				    (void *)name) <= 1) {
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int emit_comm(struct pt_regs *ctx, __u64 comm,
 				     __u64 newcomm_pp, __s32 nranks, __s32 rank,
-				     __u64 id_hash, __s32 color, __s32 key)
+				     __u64 id_hash, __s32 color, __s32 key,
+				     __u64 config)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = cookie & 0xffff;
@@ -358,6 +393,7 @@ static __always_inline int emit_comm(struct pt_regs *ctx, __u64 comm,
 	if (!traced())
 		return 0;
 	save_entry(fn, newcomm_pp, comm);
+	emit_comm_name(fn, config);
 	e = reserve(true);
 	if (!e)
 		return 0;
@@ -378,14 +414,19 @@ static __always_inline int emit_comm(struct pt_regs *ctx, __u64 comm,
 	return 0;
 }
 
-/* CommInitRank, CommInitRankConfig: comm** nranks rank [config] | id[128] */
+/*
+ * CommInitRank, CommInitRankConfig: comm** nranks rank [config] | id[128].
+ * The by-value ncclUniqueId goes on the stack and takes no register.
+ */
 SEC("uprobe")
-int BPF_KPROBE(init_rank, void *newcomm_pp, int nranks, int rank)
+int BPF_KPROBE(init_rank, void *newcomm_pp, int nranks, int rank, void *config)
 {
 	__u64 idp = PT_REGS_SP(ctx) + 8;
+	__u32 fn = bpf_get_attach_cookie(ctx) & 0xffff;
 
 	return emit_comm(ctx, 0, (__u64)newcomm_pp, nranks, rank,
-			 hash_unique_id((void *)idp), -1, -1);
+			 hash_unique_id((void *)idp), -1, -1,
+			 fn == CCLD_FN_INIT_RANK_CONFIG ? (__u64)config : 0);
 }
 
 /* CommInitRankScalable: newcomm** nranks myrank nId ids* config */
@@ -394,37 +435,37 @@ int BPF_KPROBE(init_scalable, void *newcomm_pp, int nranks, int rank, int nid,
 	       void *ids)
 {
 	return emit_comm(ctx, 0, (__u64)newcomm_pp, nranks, rank,
-			 hash_unique_id(ids), -1, -1);
+			 hash_unique_id(ids), -1, -1, (__u64)CCLD_PARM6(ctx));
 }
 
 /* CommInitAll: comm** ndev devlist */
 SEC("uprobe")
 int BPF_KPROBE(init_all, void *comms, int ndev)
 {
-	return emit_comm(ctx, 0, (__u64)comms, ndev, -1, 0, -1, -1);
+	return emit_comm(ctx, 0, (__u64)comms, ndev, -1, 0, -1, -1, 0);
 }
 
 /* CommSplit: comm color key newcomm** config */
 SEC("uprobe")
-int BPF_KPROBE(split, void *comm, int color, int key, void *newcomm_pp)
+int BPF_KPROBE(split, void *comm, int color, int key, void *newcomm_pp, void *config)
 {
 	return emit_comm(ctx, (__u64)comm, (__u64)newcomm_pp, -1, -1, 0, color,
-			 key);
+			 key, (__u64)config);
 }
 
 /* CommShrink: comm exclList exclCount newcomm** config flags */
 SEC("uprobe")
-int BPF_KPROBE(shrink, void *comm, void *excl, int nexcl, void *newcomm_pp)
+int BPF_KPROBE(shrink, void *comm, void *excl, int nexcl, void *newcomm_pp, void *config)
 {
 	return emit_comm(ctx, (__u64)comm, (__u64)newcomm_pp, -1, -1, 0, -1,
-			 nexcl);
+			 nexcl, (__u64)config);
 }
 
 /* CommFinalize, CommDestroy, CommAbort: comm */
 SEC("uprobe")
 int BPF_KPROBE(teardown, void *comm)
 {
-	return emit_comm(ctx, (__u64)comm, 0, -1, -1, 0, -1, -1);
+	return emit_comm(ctx, (__u64)comm, 0, -1, -1, 0, -1, -1, 0);
 }
 
 /* CommGetAsyncError: comm result* (read at return) */

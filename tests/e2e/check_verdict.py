@@ -79,6 +79,9 @@ def main():
     ap.add_argument("--want-global-rank", action="store_true")
     ap.add_argument("--want-gpu", action="store_true",
                     help="each culprit names its GPU (cuda_dev, PCI address)")
+    # the root's comm described by the name its creation call's config gave
+    # it (and its split color); without this, a name given must still be it
+    ap.add_argument("--want-comm-name", action="store_true")
     a = ap.parse_args()
 
     trace = load(a.trace)
@@ -246,6 +249,20 @@ def main():
                                re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]",
                                             c.get("gpu", ""))):
             errs.append(f"culprit pid {c['pid']}: no GPU (cuda_dev, gpu): {c}")
+    # what the job's creation calls of the root's comm said of it
+    made = [c for c in calls if c.get("comm") == comm and c.get("ret") == 0 and
+            c["op"] in ("CommInitRank", "CommInitRankConfig", "CommSplit")]
+    info = v.get("comm_info", {})
+    names = {c.get("name") for c in made}
+    colors = {c.get("color") for c in made if c["op"] == "CommSplit"}
+    if "name" in info and {info["name"]} != names:
+        errs.append(f"comm name {info['name']!r}, its creation calls gave {names}")
+    if "split_color" in info and {info["split_color"]} != colors:
+        errs.append(f"split color {info['split_color']}, its splits had {colors}")
+    if a.want_comm_name:
+        if "name" not in info or (colors and "split_color" not in info):
+            errs.append(f"comm_info {info}: not the name {names} and color {colors} "
+                        f"its creation calls gave")
     for want in a.evidence_has:
         want = want.replace("_", " ").replace("%TMP%", os.environ.get("TMP", ""))
         if want not in v["evidence"].get("text", ""):

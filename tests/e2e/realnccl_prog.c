@@ -70,11 +70,21 @@ int main(int argc, char **argv)
 		usleep(20000);
 
 	memset(&id, 0x5a, sizeof(id));
+	/* each creation call's config names its comm (read at the call's entry) */
+	config.commName = "real-world";
 	ret = ncclCommInitRankConfig(&comm, 4, id, 9, &config);
-	printf("{\"op\":\"CommInitRankConfig\",\"arg_nranks\":4,\"arg_rank\":9,\"ret\":%d}\n", ret);
+	printf("{\"op\":\"CommInitRankConfig\",\"arg_nranks\":4,\"arg_rank\":9,"
+	       "\"name\":\"real-world\",\"ret\":%d}\n", ret);
 	print_last_error();
-	ret = ncclCommSplit(NULL, 3, 5, &newcomm, NULL);
-	printf("{\"op\":\"CommSplit\",\"color\":3,\"key\":5,\"ret\":%d}\n", ret);
+	config.commName = "real-scalable";
+	ret = ncclCommInitRankScalable(&comm, 4, 2, 1, &id, &config);
+	printf("{\"op\":\"CommInitRankScalable\",\"arg_nranks\":4,\"arg_rank\":2,"
+	       "\"name\":\"real-scalable\",\"ret\":%d}\n", ret);
+	print_last_error();
+	config.commName = "real-split";
+	ret = ncclCommSplit(NULL, 3, 5, &newcomm, &config);
+	printf("{\"op\":\"CommSplit\",\"color\":3,\"key\":5,\"name\":\"real-split\","
+	       "\"ret\":%d}\n", ret);
 	print_last_error();
 	ret = ncclAllReduce((void *)0x1000, (void *)0x2000, 1234, ncclFloat32,
 			    ncclMax, NULL, STREAM(0x5000));

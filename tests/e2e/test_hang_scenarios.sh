@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hang diagnosis end to end: the stand-in job (8 ranks, TP 2,
 # PP 2, DP 2) with one injected fault per scenario, traced live with -p
-# after init and a short stall threshold; check_verdict.py asserts class,
+# after init (cpu-hang: from before it) and a short stall threshold;
+# check_verdict.py asserts class,
 # communicator, seq, culprit set and detection latency against the job's own
 # call log.  Every scenario is recorded and replayed: the same verdicts.
 # CCLD_SCENARIO=name runs one scenario.
@@ -16,12 +17,15 @@ SCENARIO_REPLAY_ARGS="--stall $STALL"
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 5 --timeout 120)
 
 # scenario NAME "JOB ARGS" "CHECK ARGS" [fault env] [action]
+# FROM_INIT=1: traced from before the ranks create their comms
 scenario() {
 	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-} action=${5:-}
+	local gate=--wait-start
 	begin_scenario "$name" || return 0
+	[ -n "${FROM_INIT:-}" ] && gate=--wait-init
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
-	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" $jobargs --wait-start "$TMP/go"
+	CCLD_SIM_FAULT=$fault start_job "${BASE[@]}" $jobargs $gate "$TMP/go"
 	local pids
 	pids=$(rank_pids 8)
 	start_tracer "$name" -p "$pids" --json --stall "$STALL" -o "$TMP/$name.ccld"
@@ -39,6 +43,12 @@ scenario() {
 		>"$TMP/$name.replay" || fail "$name: replay failed"
 	diff <(grep '"verdict"' "$TMP/$name.jsonl") <(grep '"verdict"' "$TMP/$name.replay") \
 		>/dev/null || fail "$name: replay verdicts differ"
+	if [ -n "${WANT_LINE:-}" ]; then
+		"$BIN/ccld-trace" replay "$TMP/$name.ccld" --stall "$STALL" >"$TMP/$name.text" ||
+			fail "$name: text replay failed"
+		grep -q "$WANT_LINE" "$TMP/$name.text" ||
+			fail "$name: no verdict line like '$WANT_LINE': $(grep VERDICT "$TMP/$name.text")"
+	fi
 	echo "$name: ok"
 }
 
@@ -46,9 +56,12 @@ scenario() {
 # (each step starts with the TP all-reduces)
 scenario skip-tp "--steps 12 --skip 3:4:tp" "--class H1 --culprits 3 --kind tp"
 # the culprit named also by its launcher's global rank (RANK=2 in its
-# environment), its TP rank being 0, and by its GPU (CUDA device, PCI address)
-scenario cpu-hang "--steps 100000 --hang 2:20" \
-	"--class H1 --culprits 2 --kind tp --want-global-rank --want-gpu"
+# environment), its TP rank being 0, and by its GPU (CUDA device, PCI address).
+# Traced from before the comms are made: the comm is described as the job
+# named it in its split's config (ncclConfig_t.commName) and by its color.
+FROM_INIT=1 WANT_LINE='root comm [0-9a-f]\{16\} "tp1" (2 ranks: global 2,3, split color 1)' \
+	scenario cpu-hang "--steps 100000 --hang 2:20" \
+	"--class H1 --culprits 2 --kind tp --want-global-rank --want-gpu --want-comm-name"
 # what the culprit does, from /proc: a checkpoint write that never ends (a
 # FIFO nobody reads), named with its file; a stopped process named stopped
 export TMP

@@ -3,7 +3,8 @@
 # 4-rank stand-in job traced from before its init (-p, the ranks wait for
 # a file before ncclCommInitRankConfig) whose rank 2 never calls it.  The
 # other three wait inside their init; ccld must give an H1 at init naming
-# rank 2, its process (the launcher's global rank 2) and what it is doing.
+# rank 2, its process (the launcher's global rank 2) and what it is doing,
+# and the comm by the name the others' configs give it ("world").
 # The capture replays to the same verdict.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
@@ -32,7 +33,7 @@ v = vs[0]
 t = v["evidence"]["text"]
 if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(2, pid2)]:
     bad.append(f"not an H1 naming rank 2 (pid {pid2})")
-for want in ("rank 2 of the 4 ranks never called ncclCommInitRankConfig",
+for want in ('rank 2 of the 4 ranks never called ncclCommInitRankConfig ("world")',
              "ranks 0,1,3 wait inside it", f"rank 2 is global rank 2, pid {pid2}",
              "sleeping in pause()"):
     if want not in t:

@@ -4,7 +4,8 @@
 # comm hash, rank, nranks, op, count, dtype, redop, root/peer and return code;
 # seq equal across ranks; zero drops.  Attached with -p after init (identity
 # and seq from NCCL's memory), and with --all --stop-new before the job
-# starts (each rank stopped at its NCCL load until its probes are in place).
+# starts (each rank stopped at its NCCL load until its probes are in place),
+# which also sees the names the job's configs give its comms.
 # The -p run is also recorded and replayed: the same lines, record for record.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
@@ -47,6 +48,9 @@ job_records "$TMP/all.jsonl" "$TMP/all.job.jsonl" 8
 python3 "$TOP/tests/e2e/compare_calls.py" "$TMP/all.job.jsonl" "$TMP/log" ||
 	fail "--all before start: trace differs from the job's calls"
 grep -q '"type":"comm".*"op":"CommSplit"' "$TMP/all.jsonl" || fail "no CommSplit seen"
+# the names the job's configs gave its comms (world, tpN, dpN, ppN)
+python3 "$TOP/tests/e2e/check_comm_names.py" "$TMP/all.job.jsonl" "$TMP/log" ||
+	fail "--all before start: comm names differ from the job's configs"
 if grep -q "uprobes: one perf-event uprobe per probe (this kernel has no" "$TMP/live.err"; then
 	# shellcheck disable=SC2046
 	[ $(printf '%s\n6.6\n' "$(uname -r | cut -d- -f1)" | sort -V | head -1) != 6.6 ] ||

@@ -20,6 +20,8 @@ ABI_VERSION = 2
 EV_CALL, EV_RET, EV_TICK, EV_PROC_ATTACH = 1, 2, 35, 32
 FN_ALLREDUCE, FN_SEND = 1, 9
 EV_NCCL_WARN, WARN_CHUNK = 45, 56
+EV_COMM, EV_COMM_RET, EV_COMM_NAME = 4, 5, 46
+FN_INIT_RANK_CONFIG, FN_SPLIT = 14, 17
 
 
 def header(host, boot_id, offset_ns, kernel, version):
@@ -101,6 +103,26 @@ def warnings():
     return out
 
 
+def comm_names():
+    """an init and a split named by their configs, one name without a NUL"""
+    out = header("seed", "ffffffff-0000-1111-2222-555555555555", 0, "6.1", "seed")
+    evs = [
+        event(EV_COMM_NAME, FN_INIT_RANK_CONFIG, 7, 8, 100, union=b"world\0"),
+        event(EV_COMM, FN_INIT_RANK_CONFIG, 7, 8, 101,
+              union=struct.pack("<QQQiiiiQ", 0x1234, 0, 0x5000, 4, 1, -1, -1, 0)),
+        event(EV_COMM_RET, FN_INIT_RANK_CONFIG, 7, 8, 200, comm=0x7000, hash_=0x1234,
+              rank=1, nranks=4, flags=1,
+              union=struct.pack("<qQQqQ", 0, 101, 0x7000, -1, 0)),
+        event(EV_COMM_NAME, FN_SPLIT, 7, 8, 300, union=b"tp" * 32),
+        event(EV_COMM, FN_SPLIT, 7, 8, 301, comm=0x7000, hash_=0x1234, rank=1, nranks=4,
+              union=struct.pack("<QQQiiiiQ", 0, 0x7000, 0x5008, -1, -1, 0, 1, 0x1234)),
+        event(EV_COMM_RET, FN_SPLIT, 7, 8, 400,
+              union=struct.pack("<qQQqQ", 0, 301, 0x7100, -1, 0)),
+    ]
+    out += block(EVENTS, len(evs), b"".join(evs))
+    return out
+
+
 def many(n, per_block):
     out = header("seed", "ffffffff-0000-1111-2222-333333333333", -5, "6.1", "seed")
     for start in range(0, n, per_block):
@@ -133,6 +155,7 @@ def main():
         "garbage-between": m[:500] + b"\xee" * 64 + m[500:],
         "empty-meta": ex[:240] + block(META, 1, b""),
         "nccl-warnings": warnings(),
+        "comm-names": comm_names(),
     }
     for name, data in seeds.items():
         with open(os.path.join(d, name + ".ccld"), "wb") as f:

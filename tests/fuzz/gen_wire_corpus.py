@@ -58,6 +58,13 @@ def setup(ts, pid, group, kind, fn, nranks, rank, returned=0, ret=0):
                                            returned, ret)
 
 
+def named_ranks(nranks, parent, color, name):
+    """AW_RANK (v10): key, parent, split color, comm name (u8 length + bytes)"""
+    return b"".join(rec(hdr(RANK, 1_000_000_000, 10) + key(100 + r, 0xC0DE, r, nranks)
+                        + struct.pack("<QiB", parent, color, len(name)) + name)
+                    for r in range(nranks))
+
+
 def init_hang(nranks, missing):
     """every rank but MISSING enters its init and waits; the clock runs on"""
     out = b""
@@ -171,6 +178,7 @@ def main():
                  b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),
              "init4": init_hang(4, 2),
+             "named4": named_ranks(4, 0xF00D, 2, b"tp2"),
              "attach4dead": attached(4, 1_000_000_000, dead=3)}
     for name, data in seeds.items():
         with open(f"{d}/{name}", "wb") as f:

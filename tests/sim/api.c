@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,26 @@ NCCL_API(const char *, ncclGetLastError, ncclComm_t comm)
 
 /* ---- communicator creation --------------------------------------------- */
 
+/*
+ * ',"name":"NAME"' for the call log where CONFIG names the comm as NCCL
+ * 2.27+ reads it (commName), else "".  Quotes and backslashes become '?'.
+ */
+static const char *config_name_json(const ncclConfig_t *config, char *buf, size_t n)
+{
+	size_t i, len;
+
+	buf[0] = '\0';
+	if (!config || config->magic != NCCL_CONFIG_MAGIC || config->version < 22700 ||
+	    config->size < offsetof(ncclConfig_t, commName) + sizeof(config->commName) ||
+	    !config->commName)
+		return buf;
+	len = (size_t)snprintf(buf, n, ",\"name\":\"%.63s\"", config->commName);
+	for (i = 9; i + 1 < len && i + 1 < n; i++)
+		if (buf[i] == '"' || buf[i] == '\\' || (unsigned char)buf[i] < 0x20)
+			buf[i] = '?';
+	return buf;
+}
+
 static ncclResult_t init_rank(ncclComm_t *newcomm, int nranks, const ncclUniqueId *id,
 			      int rank, ncclConfig_t *config, const char *what)
 {
@@ -310,7 +331,9 @@ static ncclResult_t init_rank(ncclComm_t *newcomm, int nranks, const ncclUniqueI
 	char tag[SIM_TAG_LEN + 1];
 	ncclResult_t res;
 	int logged = 0;
+	char name[80];
 
+	config_name_json(config, name, sizeof(name));
 	if (!newcomm) {
 		SIM_WARN("%s: newcomm is NULL", what);
 		res = ncclInvalidArgument;
@@ -342,9 +365,11 @@ static ncclResult_t init_rank(ncclComm_t *newcomm, int nranks, const ncclUniqueI
 out:
 	if (!logged) {
 		if (comm)
-			sim_calllog(comm, what, 0, 0, 0, -1, -1, -1, -1, 1, res, NULL);
+			sim_calllog(comm, what, 0, 0, 0, -1, -1, -1, -1, 1, res,
+				    name[0] ? name + 1 : NULL);
 		else
-			sim_calllog(NULL, what, 0, 0, 0, -1, -1, -1, -1, 1, res, NULL);
+			sim_calllog(NULL, what, 0, 0, 0, -1, -1, -1, -1, 1, res,
+				    name[0] ? name + 1 : NULL);
 	}
 	return res;
 }
@@ -409,7 +434,7 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
 	struct ncclComm *child = NULL;
 	uint64_t acc[2] = { 1, 1 };
 	int n = 0, me = -1, r, i, j, split_count, logged = 0;
-	char extra[128];
+	char extra[224], name[80];
 	ncclResult_t res;
 
 	CHECK_COMM(comm, "ncclCommSplit");
@@ -418,13 +443,13 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
 			 (void *)newcomm);
 		return ncclInvalidArgument;
 	}
-	(void)config;
 	res = sim_split_exchange(comm, color, key, colors, keys, &logged);
 	if (res)
 		return res;
 	split_count = comm->splitCount;
-	snprintf(extra, sizeof(extra), "\"parent\":\"%016llx\",\"color\":%d,\"key\":%d",
-		 (unsigned long long)comm->commHash, color, key);
+	snprintf(extra, sizeof(extra), "\"parent\":\"%016llx\",\"color\":%d,\"key\":%d%s",
+		 (unsigned long long)comm->commHash, color, key,
+		 config_name_json(config, name, sizeof(name)));
 	if (color == NCCL_SPLIT_NOCOLOR) {
 		*newcomm = NULL;
 		if (!logged)

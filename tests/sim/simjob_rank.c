@@ -215,6 +215,20 @@ static void exchange_id(ncclUniqueId *id, const char *dir)
 	}
 }
 
+/*
+ * ncclCommSplit with a named config, as PyTorch's split_group does: the name
+ * is a temporary that does not outlive the call (NCCL keeps the pointer).
+ */
+static void split_named(ncclComm_t parent, int color, const char *group, ncclComm_t *out)
+{
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s%d", group, color);
+	cfg.commName = name;
+	NCCLOK(ncclCommSplit(parent, color, g_rank, out, &cfg));
+}
+
 static void expect_f(const char *what, int step, const float *got, size_t n,
 		     float (*want)(size_t, const int *), const int *ctx)
 {
@@ -574,13 +588,15 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+	/* names as a framework gives its groups (ncclConfig_t.commName) */
+	cfg.commName = "world";
 	if (!strcmp(o.init, "rank"))
 		NCCLOK(ncclCommInitRank(&world, n, id, g_rank));
 	else
 		NCCLOK(ncclCommInitRankConfig(&world, n, id, g_rank, &cfg));
-	NCCLOK(ncclCommSplit(world, g_rank / tp, g_rank, &ctp, NULL));
-	NCCLOK(ncclCommSplit(world, ppi * tp + tpi, g_rank, &cdp, NULL));
-	NCCLOK(ncclCommSplit(world, dpi * tp + tpi, g_rank, &cpp, NULL));
+	split_named(world, g_rank / tp, "tp", &ctp);
+	split_named(world, ppi * tp + tpi, "dp", &cdp);
+	split_named(world, dpi * tp + tpi, "pp", &cpp);
 	if (o.wait_start) {
 		struct stat st;
 

@@ -534,6 +534,33 @@ static void test_wire(void)
 	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
 	buf[1] = AW_LAUNCHED;
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+
+	/* version 10: a rank record's split color and comm name */
+	memset(&w, 0, sizeof(w));
+	w.type = AW_RANK;
+	w.k.pid = 7;
+	w.k.comm = W;
+	w.k.rank = 1;
+	w.k.nranks = 4;
+	w.parent = 0xabc;
+	w.color = 3;
+	snprintf(w.comm_name, sizeof(w.comm_name), "tp3");
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK(d.parent == 0xabc);
+	CHECK_INT(d.color, 3);
+	CHECK_STR(d.comm_name, "tp3");
+	/* version 9: the parent ends it; no color, no name */
+	buf[0] = 9;
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 4 - 1 - 3, &d, err, sizeof(err)), 0);
+	CHECK(d.parent == 0xabc);
+	CHECK_INT(d.color, -1);
+	CHECK_STR(d.comm_name, "");
+	/* a name with a NUL in it is refused */
+	buf[0] = AN_WIRE_VERSION;
+	buf[n - 2] = 0;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
 }
 
 /*

@@ -208,6 +208,24 @@ static void test_verdict_line(void)
 	json_reset(&b);
 	an_verdict_text(s.an, &s.v[0], &b);
 	CHECK(strstr(json_str(&b), "rank 2 (global rank 5, h0 pid 102, GPU 3 0000:1a:00.0)") != NULL);
+	/* the name its creation call's config gave it, and its split color */
+	an_comm_origin(s.an, 0x00c0ffee00000001ull, 2, "tp\"2\n");
+	json_reset(&b);
+	an_verdict_json(s.an, &s.v[0], 0, &b);
+	CHECK(valid_json(json_str(&b)));
+	CHECK(strstr(json_str(&b), "\"global_ranks\":\"4,5,9\",\"split_color\":2,"
+		     "\"name\":\"tp?2?\"}") != NULL);
+	json_reset(&b);
+	an_verdict_text(s.an, &s.v[0], &b);
+	CHECK(strstr(json_str(&b), "root comm 00c0ffee00000001 \"tp?2?\" (3 ranks: global 4,5,9, "
+		     "split color 2) AllReduce seq 2") != NULL);
+	/* not a split (-1), no name (""): what it had stays */
+	an_comm_origin(s.an, 0x00c0ffee00000001ull, -1, "");
+	json_reset(&b);
+	an_verdict_text(s.an, &s.v[0], &b);
+	CHECK(strstr(json_str(&b), "\"tp?2?\" (3 ranks: global 4,5,9, split color 2)") != NULL);
+	/* an unknown comm: nothing made */
+	an_comm_origin(s.an, 0x1234, 1, "x");
 	json_free(&b);
 	sim_fini(&s);
 }

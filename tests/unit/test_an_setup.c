@@ -109,6 +109,29 @@ static void test_bootstrap_stuck(void)
 	sim_fini(&s);
 }
 
+/*
+ * The name the ranks' configs give the comm they create says which one
+ * hangs (the unique id alone does not): from the first rank that gave one.
+ */
+static void test_named_init(void)
+{
+	struct an_setup st = { .pid = 100, .group = UID, .kind = AN_SETUP_INIT,
+			       .fn = CCLD_FN_INIT_RANK_CONFIG, .nranks = 2 };
+	struct sim s;
+
+	sim_init(&s, 5, 300);
+	an_setup_call(s.an, s.host_id[0], &st, s.now[0]);
+	st.pid = 101;
+	st.rank = 1;
+	snprintf(st.name, sizeof(st.name), "world\"\n");
+	an_setup_call(s.an, s.host_id[0], &st, s.now[0]);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	CHECK(strstr(s.v[0].text, "all 2 ranks entered ncclCommInitRankConfig (\"world??\") "
+		     "for unique id abcdef0123456789 and none returned") != NULL);
+	sim_fini(&s);
+}
+
 /* inits that return, teardowns that return: nothing */
 static void test_quiet(void)
 {
@@ -163,6 +186,7 @@ int main(void)
 	test_missing_rank();
 	test_missing_rank_unlabelled();
 	test_bootstrap_stuck();
+	test_named_init();
 	test_quiet();
 	test_teardown_stuck();
 	return check_finish("test_an_setup");

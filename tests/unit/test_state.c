@@ -83,14 +83,22 @@ static void feed_group(struct state *s, int fn, uint64_t ts)
 	state_feed(s, 0, &e);
 }
 
+static struct comm_call_rec last_comm_call;
+
+static void on_comm_call(void *ctx, const struct comm_call_rec *c)
+{
+	last_comm_call = *c;
+}
+
 static struct state *fresh(void)
 {
 	struct state_sink sink = {
 		.call_enter = on_enter, .call_done = on_done,
-		.comm_change = on_comm,
+		.comm_change = on_comm, .comm_call = on_comm_call,
 	};
 
 	ndone = nentered = comm_changes = 0;
+	memset(&last_comm_call, 0, sizeof(last_comm_call));
 	return state_new(&sink);
 }
 
@@ -123,6 +131,74 @@ static void test_init_then_local_seq(void)
 	CHECK_INT(done[1].nranks, 4);
 	CHECK_INT(done[1].bytes, 4096);
 	CHECK(done[1].has_ret);
+	state_free(s);
+}
+
+/*
+ * A split whose config names the new comm: the name record comes just
+ * before the call's entry on the same thread and goes with that call (its
+ * comm call record, the table).  One of another thread, or of another
+ * function, does not; nor does one to a later call; bytes a terminal would
+ * act on are not shown as they are.
+ */
+static void test_comm_name(void)
+{
+	struct state *s = fresh();
+	struct ccld_event e;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* the parent, known by its calls */
+	feed_call(s, CCLD_FN_ALLREDUCE, 0x6000, 5, true, 0);
+	feed_ret(s, CCLD_FN_ALLREDUCE, 6, 0);
+	e = ev_base(CCLD_EV_COMM_NAME, CCLD_FN_SPLIT, 102, 9);	/* another thread */
+	strcpy(e.u.comm_name.name, "other");
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_NAME, CCLD_FN_SPLIT, 101, 9);
+	memset(e.u.comm_name.name, 'x', sizeof(e.u.comm_name.name));	/* no NUL */
+	memcpy(e.u.comm_name.name, "tp2\033", 4);
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM, CCLD_FN_SPLIT, 101, 10);
+	e.u.comm.parent = 0x6000;
+	e.u.comm.color = 2;
+	e.u.comm.key = 3;
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_SPLIT, 101, 20);
+	e.u.ret.newcomm = 0x7000;
+	e.flags = CCLD_F_IDENT;
+	e.id.comm = 0x7000;
+	e.id.hash = 0x77;
+	e.id.rank = 1;
+	e.id.nranks = 2;
+	state_feed(s, 0, &e);
+	CHECK_INT(last_comm_call.fn, CCLD_FN_SPLIT);
+	CHECK_INT(last_comm_call.color, 2);
+	CHECK_INT(strlen(last_comm_call.name), 63);
+	CHECK(!strncmp(last_comm_call.name, "tp2?xxx", 7));
+	f = open_memstream(&buf, &len);
+	out_comm_table(f, s, false);
+	fclose(f);
+	printf("%s", buf);
+	CHECK(strstr(buf, "COMM             NAME         NRANKS") != NULL);
+	CHECK(strstr(buf, "0000000000000077 tp2?xxxxxxxx      2") != NULL);
+	CHECK(strstr(buf, "0000000000abcdef -                 8") != NULL);
+	free(buf);
+	/* a name for another function, then the call: not its name; nor later */
+	e = ev_base(CCLD_EV_COMM_NAME, CCLD_FN_INIT_RANK_CONFIG, 101, 30);
+	strcpy(e.u.comm_name.name, "other");
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM, CCLD_FN_SPLIT, 101, 31);
+	e.u.comm.parent = 0x6000;
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_SPLIT, 101, 32);
+	state_feed(s, 0, &e);
+	CHECK_STR(last_comm_call.name, "");
+	e = ev_base(CCLD_EV_COMM, CCLD_FN_INIT_RANK_CONFIG, 101, 33);
+	state_feed(s, 0, &e);
+	e = ev_base(CCLD_EV_COMM_RET, CCLD_FN_INIT_RANK_CONFIG, 101, 34);
+	state_feed(s, 0, &e);
+	CHECK_STR(last_comm_call.name, "");
 	state_free(s);
 }
 
@@ -515,6 +591,7 @@ static void test_global_ranks_table(void)
 int main(void)
 {
 	test_global_ranks_table();
+	test_comm_name();
 	test_forget_exited();
 	test_cuda_completion();
 	test_init_then_local_seq();

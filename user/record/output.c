@@ -101,6 +101,10 @@ void out_comm_json(FILE *f, const struct host_info *h,
 		json_opt_int(f, "color", c->color, c->fn == CCLD_FN_SPLIT);
 		json_opt_int(f, "key", c->key, true);
 	}
+	if (c->name[0]) {
+		fputs(",\"name\":", f);
+		json_string(f, c->name);
+	}
 	json_opt_int(f, "ret", c->ret, c->has_ret);
 	fprintf(f, ",\"t_ns\":%" PRId64 "}\n",
 		(int64_t)c->t_ns + h->realtime_offset_ns);
@@ -114,6 +118,8 @@ void out_comm_text(FILE *f, const struct host_info *h,
 	if (c->fn == CCLD_FN_SPLIT)
 		fprintf(f, " parent=%016" PRIx64 " color=%d key=%d",
 			c->parent_hash, c->color, c->key);
+	if (c->name[0])
+		fprintf(f, " name=\"%s\"", c->name);
 	if (c->has_ret)
 		fprintf(f, " ret=%" PRId64 "\n", c->ret);
 	else
@@ -324,6 +330,7 @@ void out_summary_text(FILE *f, const struct summary *s)
 
 struct comm_row {
 	uint64_t hash;
+	const char *name;	/* its ranks' creation name, "" where none */
 	int32_t *global;	/* the launcher's global ranks of its ranks seen here */
 	uint32_t nglobal;
 	int32_t nranks;
@@ -408,6 +415,8 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 			r->min_done = INT64_MAX;
 		}
 		r->nranks = cr->nranks;
+		if (!r->name || (!r->name[0] && cr->name[0]))
+			r->name = cr->name;
 		r->ranks_seen++;
 		add_global(r, state_proc(st, cr->host_id, cr->pid));
 		r->calls += cr->calls;
@@ -424,8 +433,8 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	if (ansi_home)
 		fputs("\033[H\033[2J", f);
-	fprintf(f, "%-16s %6s %5s %9s %10s %11s %7s %-24s %s\n", "COMM", "NRANKS",
-		"SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "GLOBAL RANKS", "STATES");
+	fprintf(f, "%-16s %-12s %6s %5s %9s %10s %11s %7s %-24s %s\n", "COMM", "NAME",
+		"NRANKS", "SEEN", "CALLS", "MB", "SEQ min-max", "GPU", "GLOBAL RANKS", "STATES");
 	for (i = 0; i < n; i++) {
 		struct comm_row *r = &rows[i];
 		char states[160] = "", global[128];
@@ -440,9 +449,10 @@ void out_comm_table(FILE *f, const struct state *st, bool ansi_home)
 					r->in_state[s]);
 		}
 		global_text(r, global, sizeof(global));
-		fprintf(f, "%016" PRIx64 " %6d %5u %9" PRIu64 " %10.1f %5" PRId64
-			"-%-5" PRId64 " %7" PRId64 " %-24s %s\n", r->hash, r->nranks,
-			r->ranks_seen, r->calls, r->bytes / 1e6,
+		fprintf(f, "%016" PRIx64 " %-12.12s %6d %5u %9" PRIu64 " %10.1f %5" PRId64
+			"-%-5" PRId64 " %7" PRId64 " %-24s %s\n", r->hash,
+			r->name && r->name[0] ? r->name : "-", r->nranks, r->ranks_seen,
+			r->calls, r->bytes / 1e6,
 			r->min_seq == INT64_MAX ? -1 : r->min_seq, r->max_seq,
 			r->min_done == INT64_MAX ? -1 : r->min_done, global, states);
 	}

@@ -345,6 +345,7 @@ static bool setup_of(const struct comm_call_rec *c, struct an_setup *s)
 		s->group = c->id_hash;
 		s->nranks = c->arg_nranks;
 		s->rank = c->arg_rank;
+		snprintf(s->name, sizeof(s->name), "%s", c->name);
 		return true;
 	}
 	if (ccld_fn_is_teardown(c->fn) && c->comm_hash && c->nranks > 0 && c->rank >= 0) {
@@ -389,6 +390,8 @@ static void sink_comm_call(void *ctx, const struct comm_call_rec *c)
 
 		wire(p, ccld_fn_is_teardown(c->fn) ? AW_RANK_GONE : AW_RANK, c->ret_ns)->k = k;
 		p->w.parent = c->parent_hash;
+		p->w.color = c->fn == CCLD_FN_SPLIT ? c->color : -1;
+		snprintf(p->w.comm_name, sizeof(p->w.comm_name), "%s", c->name);
 		feed_an(p, c->host_id);
 	}
 

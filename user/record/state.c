@@ -435,6 +435,9 @@ void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 	case CCLD_EV_COMM:
 		st_on_comm(s, host_id, ev);
 		break;
+	case CCLD_EV_COMM_NAME:
+		st_on_comm_name(s, host_id, ev);
+		break;
 	case CCLD_EV_COMM_RET:
 		st_on_comm_ret(s, host_id, ev);
 		break;

@@ -84,6 +84,7 @@ struct comm_call_rec {
 	int32_t key;
 	uint64_t parent_hash;	/* Split/Shrink: the parent comm's hash */
 	uint64_t id_hash;	/* InitRank*: the unique id's hash (its ranks share it) */
+	char name[64];		/* the config's commName, "" where none */
 	bool has_ret;
 	int64_t ret;
 	uint64_t t_ns;
@@ -100,6 +101,7 @@ struct comm_rank {
 	int32_t nranks;
 	enum rank_state state;
 	bool from_init;		/* created while traced: local counts are exact */
+	char name[64];		/* its creation call's config commName, "" where none */
 	bool ident_from_memory;	/* hash/rank/nranks read from ncclComm */
 	bool ident_from_args;	/* named by its init call with no layout in use: kept */
 	bool mem_read;		/* its state was read from memory (CCLD_EV_COMM_STATE) */

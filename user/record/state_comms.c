@@ -4,6 +4,7 @@
  * then return), asynchronous errors, and a comm as its process's memory
  * holds it.
  */
+#include <stdio.h>
 #include <string.h>
 #include "hmap.h"
 #include "state.h"
@@ -17,6 +18,27 @@ static uint64_t derived_split_hash(uint64_t parent, uint32_t split, int32_t colo
 	h = (h ^ split) * 0x100000001b3ULL;
 	h = (h ^ (uint32_t)color) * 0x100000001b3ULL;
 	return h ? h : 1;
+}
+
+/*
+ * The name a creation call's config gives its comm: BPF sends it just
+ * before the call's CCLD_EV_COMM record, on the same thread.
+ */
+void st_on_comm_name(struct state *s, uint32_t host, const struct ccld_event *ev)
+{
+	struct thread_state *t = st_get_thread(s, host, ev->pid, ev->tid);
+	char *c;
+
+	if (!t)
+		return;
+	t->name_fn = ev->fn;
+	/* BPF ends it with a NUL; a capture from elsewhere need not */
+	snprintf(t->name, sizeof(t->name), "%.*s", (int)sizeof(ev->u.comm_name.name) - 1,
+		 ev->u.comm_name.name);
+	/* the application's bytes, shown in tables and verdict lines */
+	for (c = t->name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == 0x7f)
+			*c = '?';
 }
 
 void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
@@ -45,6 +67,11 @@ void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
 	pi->rec.color = ev->u.comm.color;
 	pi->rec.key = ev->u.comm.key;
 	pi->rec.t_ns = ev->ts_ns;
+	/* a name is for the call right after it, of the same function */
+	if (t->name_fn == ev->fn)
+		memcpy(pi->rec.name, t->name, sizeof(pi->rec.name));
+	t->name_fn = 0;
+	t->name[0] = '\0';
 	/* Split/Shrink parent, or the comm being torn down */
 	if (comm) {
 		cr = st_find_rank(s, host, ev->pid, comm);
@@ -95,6 +122,7 @@ static void comm_created(struct state *s, uint32_t host, struct pending_init *pi
 	st_learn_ident(s, cr, ev);
 	/* the probe had no layout to read the new comm by */
 	cr->ident_from_args = !(ev->flags & (CCLD_F_IDENT | CCLD_F_BAD_COMM)) && cr->hash;
+	memcpy(cr->name, pi->rec.name, sizeof(cr->name));
 	pi->rec.comm = cr->comm;
 	pi->rec.comm_hash = cr->hash;
 	pi->rec.rank = cr->rank;

@@ -53,6 +53,9 @@ struct thread_state {
 	bool has_call;
 	struct call_rec call;	/* the API call in progress */
 	struct pending_init init;
+	/* CCLD_EV_COMM_NAME: the name for this thread's next creation call of fn */
+	int name_fn;
+	char name[64];
 };
 
 struct state {
@@ -95,6 +98,7 @@ void st_on_cuda(struct state *s, uint32_t host, const struct ccld_event *ev);
 
 /* state_comms.c */
 void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev);
+void st_on_comm_name(struct state *s, uint32_t host, const struct ccld_event *ev);
 void st_on_comm_ret(struct state *s, uint32_t host, const struct ccld_event *ev);
 void st_on_async_err(struct state *s, uint32_t host, const struct ccld_event *ev);
 /* A comm rank as its process's memory holds it (attach, on demand) */
