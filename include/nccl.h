@@ -118,6 +118,8 @@ NCCL_SIM_DECL(ncclResult_t, ncclCommInitRankConfig, (ncclComm_t *comm, int nrank
 	ncclUniqueId commId, int rank, ncclConfig_t *config));
 NCCL_SIM_DECL(ncclResult_t, ncclCommInitRank, (ncclComm_t *comm, int nranks,
 	ncclUniqueId commId, int rank));
+NCCL_SIM_DECL(ncclResult_t, ncclCommInitRankScalable, (ncclComm_t *newcomm, int nranks,
+	int myrank, int nId, ncclUniqueId *commIds, ncclConfig_t *config));
 NCCL_SIM_DECL(ncclResult_t, ncclCommInitAll, (ncclComm_t *comm, int ndev, const int *devlist));
 NCCL_SIM_DECL(ncclResult_t, ncclCommFinalize, (ncclComm_t comm));
 NCCL_SIM_DECL(ncclResult_t, ncclCommDestroy, (ncclComm_t comm));

@@ -387,6 +387,35 @@ NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t *comm, int nranks,
 	return init_rank(comm, nranks, &commId, rank, config, "CommInitRankConfig");
 }
 
+/*
+ * NCCL spreads the bootstrap of a large comm over NID root ids; every rank
+ * passes the same ones.  One process of this stand-in's job roots them all:
+ * the first id names the comm (its hash, as NCCL's), the others are checked.
+ */
+NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t *newcomm, int nranks, int myrank,
+	 int nId, ncclUniqueId *commIds, ncclConfig_t *config)
+{
+	char tag[SIM_TAG_LEN + 1];
+	int i;
+
+	if (nId < 1 || !commIds) {
+		SIM_WARN("ncclCommInitRankScalable: invalid arguments (nId %d, commIds %p)", nId,
+			 (void *)commIds);
+		sim_calllog(NULL, "CommInitRankScalable", 0, 0, 0, -1, -1, -1, -1, 1,
+			    ncclInvalidArgument, NULL);
+		return ncclInvalidArgument;
+	}
+	for (i = 1; i < nId; i++) {
+		if (id_tag(&commIds[i], tag)) {
+			SIM_WARN("ncclCommInitRankScalable: invalid unique id %d of %d", i, nId);
+			sim_calllog(NULL, "CommInitRankScalable", 0, 0, 0, -1, -1, -1, -1, 1,
+				    ncclInvalidArgument, NULL);
+			return ncclInvalidArgument;
+		}
+	}
+	return init_rank(newcomm, nranks, &commIds[0], myrank, config, "CommInitRankScalable");
+}
+
 NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t *comms, int ndev, const int *devlist)
 {
 	struct ncclComm *c[SIM_MAX_RANKS];
