@@ -171,6 +171,23 @@ def main():
                         f"the waiter {waited} {v['op']}s: not both entered")
         if a.state and v["evidence"].get("state") not in a.state.replace("_", " ").split(","):
             errs.append(f"Table-4 state {v['evidence'].get('state')!r}, expected {a.state!r}")
+    elif a.seq == "auto" and v.get("p2p") and "stopped in" in v["evidence"].get("text", ""):
+        # a culprit stopped with its GPU in its own op (v["op"]) toward the
+        # waiter (evidence peer), numbered per (comm, peer, direction): both
+        # sides posted that seq; the stopped GPU never finishes it
+        other = {"Send": "Recv", "Recv": "Send"}[v["op"]]
+        crank, cpid = v["culprits"][0]["rank"], v["culprits"][0]["pid"]
+        peer = v["evidence"].get("peer")
+        rank_of = {c["pid"]: c["rank"] for c in calls if c.get("comm") == comm}
+        wpid = next((p for p, r in rank_of.items() if r == peer), None)
+        mine = sum(1 for c in calls if c.get("comm") == comm and c["pid"] == cpid
+                   and c["op"] == v["op"] and c["peer"] == peer)
+        theirs = sum(1 for c in calls if c.get("comm") == comm and c["pid"] == wpid
+                     and c["op"] == other and c["peer"] == crank)
+        if not (v["seq"] < mine and v["seq"] < theirs):
+            errs.append(f"p2p seq {v['seq']} stopped in: the culprit posted {mine} "
+                        f"{v['op']}s toward rank {peer}, that rank {theirs} {other}s "
+                        f"(ranks {rank_of}): not both entered")
     elif a.seq == "auto" and v.get("p2p"):
         # p2p: the waiter's op (v["op"]) toward the culprit, numbered per
         # (comm, peer, direction): the culprit never posted the matching one
