@@ -41,6 +41,7 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 	hmap_init(&an->setups);
 	hmap_init(&an->procmap);
 	hmap_init(&an->tcp);
+	hmap_init(&an->endpoints);
 	/* CCLD_AN_DEBUG: the picture behind each evaluation, on stderr */
 	an->debug = getenv("CCLD_AN_DEBUG") != NULL;
 	return an;
@@ -90,6 +91,7 @@ void an_free(struct an *an)
 	an_setup_free(an);
 	hmap_free(&an->procmap);
 	an_net_free(an);
+	an_endpoint_free(an);
 	for (i = 0; i < an->nhosts; i++)
 		free(an->hosts[i].name);
 	free(an->hosts);

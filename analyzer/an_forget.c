@@ -63,6 +63,7 @@ static void forget_proc(struct an *an, uint32_t i)
 	if ((uintptr_t)hmap_get(&an->procmap, k) == (uintptr_t)i + 2) {
 		hmap_del(&an->procmap, k);
 		an_net_forget(an, p->host, p->pid);
+		an_endpoint_forget(an, p->host, p->pid);
 	}
 	memset(p, 0, sizeof(*p));
 	p->state = AN_PROC_EXITED;

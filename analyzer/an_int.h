@@ -383,6 +383,7 @@ struct an {
 	struct hmap setups;	/* (group, kind) -> struct an_setup_grp (an_setup.c) */
 	struct hmap procmap;	/* (host, pid) -> index + 1 */
 	struct hmap tcp;	/* (host<<32|pid, peer pid, remote) -> an_tcp_pair */
+	struct hmap endpoints;	/* (address, port) -> its process (an_endpoint.c) */
 	struct an_proc *procs;
 	uint32_t nprocs, cap_procs;
 	uint32_t *free_procs;	/* indexes of unused slots, reused first */
@@ -481,6 +482,14 @@ int32_t an_net_common_rank(const struct an *an, const struct an_comm *c, uint32_
 void an_net_free(struct an *an);
 /* the TCP pairs of process (HOST, PID) are dropped */
 void an_net_forget(struct an *an, uint32_t host, uint32_t pid);
+
+/* an_endpoint.c: the process at a TCP address and port as HOST sees it (NULL: none known) */
+const struct an_proc *an_endpoint_proc(const struct an *an, uint32_t host, const char *addr,
+					uint16_t port);
+/* the first "ADDR<PORT>" of MSG (NCCL's way of printing one); ADDR: 46 bytes */
+bool an_endpoint_in_text(const char *msg, char *addr, uint16_t *port);
+void an_endpoint_forget(struct an *an, uint32_t host, uint32_t pid);
+void an_endpoint_free(struct an *an);
 /* an_forget.c: every rank C knows is gone (destroyed, or its process exited) */
 bool an_comm_over(const struct an *an, const struct an_comm *c);
 /* finished comms and exited processes whose time on HOST's clock is up */

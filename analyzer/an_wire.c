@@ -449,6 +449,13 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		if (put_text(&b, w->setup.name))
 			return -EINVAL;
 		break;
+	case AW_ENDPOINT:
+		put32(&b, w->k.pid);
+		if (strnlen(w->label, sizeof(w->label)) >= 46 || put_text(&b, w->label))
+			return -EINVAL;
+		put(&b, w->port, 2);
+		put8(&b, w->gone);
+		break;
 	case AW_NCCL_WARN:
 		put32(&b, w->k.pid);
 		put32(&b, w->warn_line);
@@ -478,7 +485,7 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	}
 	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED) ||
 	    (ver < 3 && type >= AW_OP_DONE) || (ver < 5 && type >= AW_LOST) ||
-	    (ver < 9 && type >= AW_NCCL_WARN)) {
+	    (ver < 9 && type >= AW_NCCL_WARN) || (ver < 10 && type >= AW_ENDPOINT)) {
 		snprintf(err, errlen, "record version %u, this analyzer reads 1 to %u", ver,
 			 AN_WIRE_VERSION);
 		return -EINVAL;
@@ -595,6 +602,17 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		if (ver >= 10)
 			get_text(&b, w->setup.name);
 		break;
+	case AW_ENDPOINT:
+		w->k.pid = get32(&b);
+		get_text(&b, w->label);
+		if (strlen(w->label) >= 46)
+			b.bad = true;
+		w->port = (uint16_t)get(&b, 2);
+		st = get8(&b);
+		if (st > 1)
+			b.bad = true;
+		w->gone = st;
+		break;
 	case AW_NCCL_WARN:
 		w->k.pid = get32(&b);
 		w->warn_line = get32(&b);
@@ -684,6 +702,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_SETUP:
 		an_setup_call(an, host, &w->setup, w->t_ns);
+		break;
+	case AW_ENDPOINT:
+		an_endpoint(an, host, w->k.pid, w->label, w->port, w->gone);
 		break;
 	case AW_TYPE_MAX:
 		break;

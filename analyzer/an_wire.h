@@ -29,7 +29,7 @@
  * after it (1: found on the thread's stack, the entry is a bound); version 9
  * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8; version 10 AW_RANK's
  * split color (i32, -1: none) and comm name (text) after the parent, and
- * AW_SETUP's comm name (text) at its end.  A
+ * AW_SETUP's comm name (text) at its end, and AW_ENDPOINT.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
@@ -58,6 +58,7 @@ enum an_wire_type {
 	AW_LOST,		/* an_records_lost (version 5) */
 	AW_NCCL_WARN,		/* an_nccl_warning (version 9) */
 	AW_SETUP,		/* an_setup_call (version 9) */
+	AW_ENDPOINT,		/* an_endpoint (version 10) */
 	AW_TYPE_MAX,
 };
 
@@ -87,6 +88,8 @@ struct an_wire {
 	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
 	uint64_t lost;			/* AW_LOST (k.pid): its records lost so far */
 	struct an_setup setup;		/* AW_SETUP (setup.pid) */
+	uint16_t port;			/* AW_ENDPOINT (k.pid; label: the address) */
+	bool gone;			/* AW_ENDPOINT: the process has none there any more */
 	uint32_t warn_line;		/* AW_NCCL_WARN (k.pid; label: the file) */
 	char warn_msg[AN_WARN_MAX];
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */

@@ -326,6 +326,14 @@ bool an_nic_event_is_error(const struct an_nic_event *e);
  * the rank at one end of every retransmitting connection is the S2 culprit.
  */
 enum an_tcp_kind { AN_TCP_RETRANSMIT = 1, AN_TCP_RESET_RX, AN_TCP_RESET_TX, AN_TCP_STATE };
+/*
+ * Process PID of HOST has sockets whose local end is ADDR (numeric IPv4
+ * or IPv6) and PORT, or (GONE) has none there any more: NCCL names peers
+ * by such addresses in its warnings, which verdicts then cite with the
+ * peer's rank.
+ */
+void an_endpoint(struct an *an, uint32_t host, uint32_t pid, const char *addr, uint16_t port,
+		 bool gone);
 void an_tcp_event(struct an *an, uint32_t host, uint32_t pid, uint32_t peer_pid,
 		  enum an_tcp_kind kind, int old_state, int new_state, const char *remote,
 		  uint64_t t_ns);

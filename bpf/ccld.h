@@ -101,6 +101,7 @@ enum ccld_ev_type {
 	CCLD_EV_NCCL_WARN,	/* one part of a warning NCCL logged (BPF, rare): u.warn */
 	CCLD_EV_COMM_NAME,	/* the name a creation call's config gives its comm: u.comm_name,
 				 * just before that call's CCLD_EV_COMM record (BPF, rare) */
+	CCLD_EV_ENDPOINT,	/* a traced process's end of TCP connections: u.endpoint */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -326,6 +327,23 @@ struct ccld_comm_name {
 	char name[64];		/* NUL-terminated, cut at 63 bytes */
 };
 
+/*
+ * CCLD_EV_ENDPOINT: a local TCP endpoint (address, port) of the process
+ * PID's sockets (connected, or listening on that address), from
+ * ccld-trace's socket scan (tier D): once when it first has one there,
+ * and (gone) when it has none any more.
+ * NCCL names a peer by the address of the peer's end of their connection
+ * ("... remote peer 10.0.0.2<41000>" in a warning): this turns it into a
+ * process, across hosts too.
+ */
+struct ccld_endpoint {
+	char addr[46];		/* numeric, NUL-terminated; IPv4-mapped IPv6 as IPv4 */
+	__u16 port;		/* host order */
+	__u8 gone;		/* 1: the process has no socket there any more */
+	__u8 pad;
+	__u32 netns;		/* the socket's network namespace (inode) */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -470,6 +488,7 @@ struct ccld_event {
 		struct ccld_thread_fd fd;
 		struct ccld_nccl_warn warn;
 		struct ccld_comm_name comm_name;
+		struct ccld_endpoint endpoint;
 		__u8 raw[64];
 	} u;
 	/*

@@ -70,10 +70,13 @@ scenario ckpt-write "--steps 100000 --hang 2:20:write=$TMP/ckpt.fifo" \
 	"--class H1 --culprits 2 --kind tp --evidence-has in_write()_on_%TMP%/ckpt.fifo"
 scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
 # over the socket transport the exited rank's peers find its connections
-# closed and NCCL warns so (NCCL_DEBUG unset): the verdict cites that warning
+# closed and NCCL warns so (NCCL_DEBUG unset): the verdict cites that warning,
+# and names the peer the warning gives by its address (rank 6's end of the
+# connection) by its rank
 CCLD_SIM_TRANSPORT=socket scenario exit-socket "--steps 100000 --exit 6:20" \
 	"--class H1 --culprits 6 --kind tp --evidence-has logged_NCCL_WARN
-	 --evidence-has Connection_closed_by_remote_peer"
+	 --evidence-has Connection_closed_by_remote_peer
+	 --evidence-has is_rank_0_of_this_comm_(global_rank_6,"
 # rank 5 stops itself between two steps: its TP peer waits in the next
 # step's first all-reduce, which rank 5 never entered
 scenario sigstop "--steps 100000 --stop 5:20" \

@@ -12,7 +12,7 @@ import sys
 
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
 TCP, RDMA, LAUNCHED, THREAD = 12, 13, 14, 15
-NCCL_WARN, SETUP = 18, 19
+NCCL_WARN, SETUP, ENDPOINT = 18, 19, 20
 
 
 def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
@@ -63,6 +63,12 @@ def named_ranks(nranks, parent, color, name):
     return b"".join(rec(hdr(RANK, 1_000_000_000, 10) + key(100 + r, 0xC0DE, r, nranks)
                         + struct.pack("<QiB", parent, color, len(name)) + name)
                     for r in range(nranks))
+
+
+def endpoint(ts, pid, addr, port, gone=0):
+    """AW_ENDPOINT (v10): pid, address (u8 length + bytes), port (u16), gone (u8)"""
+    return (hdr(ENDPOINT, ts, 10) + struct.pack("<IB", pid, len(addr)) + addr
+            + struct.pack("<HB", port, gone))
 
 
 def init_hang(nranks, missing):
@@ -170,6 +176,8 @@ def main():
     seeds = {"healthy4": job(4, 1_000_000_000), "hang4": job(4, 5, hang_rank=2),
              "hang2": job(2, 0, hang_rank=1),
              "hang4warn": job(4, 5, hang_rank=2)
+             + rec(endpoint(1_000_000_000, 102, b"10.0.0.2", 41000))
+             + rec(endpoint(1_500_000_000, 102, b"10.0.0.2", 41000, 1))
              + rec(label(1_000_000_000, 101, 6, b"2.28.9 3f2a1c0b"))
              + rec(label(1_000_000_000, 102, 6, b"2.28.9 77aa1c0b"))
              + rec(label(1_000_000_000, 101, 7, b"NCCL_ALGO=Ring"))

@@ -561,6 +561,30 @@ static void test_wire(void)
 	buf[0] = AN_WIRE_VERSION;
 	buf[n - 2] = 0;
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+
+	/* version 10: a process's TCP endpoint */
+	memset(&w, 0, sizeof(w));
+	w.type = AW_ENDPOINT;
+	w.k.pid = 7;
+	snprintf(w.label, sizeof(w.label), "fd00::2");
+	w.port = 41000;
+	w.gone = true;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.label, "fd00::2");
+	CHECK_INT(d.port, 41000);
+	CHECK(d.gone);
+	/* a gone flag that is not 0/1, a version-9 record of the type: refused */
+	buf[n - 1] = 2;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+	buf[n - 1] = 1;
+	buf[0] = 9;
+	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+	/* an address as long as no numeric one is cannot be sent */
+	memset(w.label, '1', 46);
+	w.label[46] = '\0';
+	CHECK(an_wire_encode(&w, buf, sizeof(buf)) < 0);
 }
 
 /*

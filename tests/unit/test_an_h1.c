@@ -151,6 +151,55 @@ static void test_exit_peer_warned(void)
 	exit_with_warnings(false);
 }
 
+/*
+ * The peer's warning names the exited rank by its address: the agents saw
+ * pid 102 with connections at 10.0.0.2:41000 until it exited, so the
+ * verdict says which rank that is.  Where two live processes were seen at
+ * that address (two networks with the same addresses), it names nobody.
+ */
+static void warn_names_peer(bool ambiguous)
+{
+	struct sim s;
+	const struct an_verdict *v;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	an_endpoint(s.an, s.host_id[0], 102, "10.0.0.2", 41000, false);
+	an_endpoint(s.an, s.host_id[0], 102, "10.0.0.9", 50000, false);
+	an_endpoint(s.an, s.host_id[0], 101, "::ffff:10.0.0.2", 41001, false);
+	if (ambiguous)
+		an_endpoint(s.an, s.host_id[0], 100, "10.0.0.2", 41000, false);
+	warmup(&s, TP, 5);
+	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_EXITED, 9, s.now[0]);
+	an_endpoint(s.an, s.host_id[0], 102, "10.0.0.2", 41000, true);
+	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	an_nccl_warning(s.an, s.host_id[0], 103, "misc/socket.cc", 71,
+			"socketProgress: Connection closed by remote peer 10.0.0.2<41000>",
+			s.now[0] + SEC);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_STR(sim_culprits(v), "2");
+	if (ambiguous) {
+		CHECK(strstr(v->text, "<41000> is") == NULL);
+		CHECK(sim_val(v, "nccl_warn_peer_pid") == NULL);
+	} else {
+		CHECK(strstr(v->text, "(misc/socket.cc:71); 10.0.0.2<41000> is rank 2 of this "
+			     "comm (pid 102 on h0, exited)") != NULL);
+		CHECK_INT(sim_val_i(v, "nccl_warn_peer_rank"), 2);
+		CHECK_INT(sim_val_i(v, "nccl_warn_peer_pid"), 102);
+	}
+	sim_fini(&s);
+}
+
+static void test_warn_names_peer(void)
+{
+	warn_names_peer(false);
+	warn_names_peer(true);
+}
+
 static void test_exit_culprit_warned(void)
 {
 	exit_with_warnings(true);
@@ -535,6 +584,7 @@ int main(void)
 	test_late_rank();
 	test_exit();
 	test_exit_peer_warned();
+	test_warn_names_peer();
 	test_exit_culprit_warned();
 	test_stopped();
 	test_skip();

@@ -27,11 +27,17 @@ struct watched {
 	uint32_t pid;
 };
 
+struct socks {
+	struct watched *v;
+	size_t n, cap;
+};
+
 struct tcpwatch {
 	struct tcp_bpf *skel;
 	struct bpf_link *links[4];
 	struct watched *tab;	/* sorted by key */
 	size_t n;
+	struct socks listen;	/* the listening sockets (not watched: no traffic) */
 };
 
 /* the tracepoints, and each one's two programs */
@@ -159,6 +165,7 @@ void tcpwatch_free(struct tcpwatch *w)
 		bpf_link__destroy(w->links[i]);
 	tcp_bpf__destroy(w->skel);
 	free(w->tab);
+	free(w->listen.v);
 	free(w);
 }
 
@@ -178,20 +185,19 @@ static int owned_cmp(const void *a, const void *b)
 	return x->inode < y->inode ? -1 : x->inode > y->inode;
 }
 
-static int add(struct watched **tab, size_t *n, size_t *cap, const struct ccld_tcp_key *k,
-	       uint32_t pid)
+static int add(struct socks *s, const struct ccld_tcp_key *k, uint32_t pid)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 256;
-		struct watched *t = realloc(*tab, ncap * sizeof(**tab));
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? 2 * s->cap : 256;
+		struct watched *t = realloc(s->v, ncap * sizeof(*t));
 
 		if (!t)
 			return -1;
-		*tab = t;
-		*cap = ncap;
+		s->v = t;
+		s->cap = ncap;
 	}
-	(*tab)[*n].key = *k;
-	(*tab)[(*n)++].pid = pid;
+	s->v[s->n].key = *k;
+	s->v[s->n++].pid = pid;
 	return 0;
 }
 
@@ -231,10 +237,11 @@ static int collect(const uint32_t *pids, size_t npids, struct owned **out, size_
 
 /*
  * The sockets of namespace NS: its tcp / tcp6 tables are read once, through
- * any process in it (READER), and matched against every owner's inodes.
+ * any process in it (READER), and matched against every owner's inodes;
+ * listening ones go to LISTEN, the others to TAB.
  */
 static void scan_netns(const struct owned *own, size_t nown, uint32_t ns, uint32_t reader,
-		       struct watched **tab, size_t *n, size_t *cap)
+		       struct socks *tab, struct socks *listen)
 {
 	static const char *const files[] = { "tcp", "tcp6" };
 	char line[512], path[64];
@@ -251,14 +258,14 @@ static void scan_netns(const struct owned *own, size_t nown, uint32_t ns, uint32
 			struct procnet_sock s;
 			struct owned key, *hit;
 
-			if (!procnet_parse_line(line, f == 1, &s) || s.state == PROCNET_TCP_LISTEN)
+			if (!procnet_parse_line(line, f == 1, &s))
 				continue;
 			key = (struct owned){ .netns = ns, .inode = s.inode };
 			hit = bsearch(&key, own, nown, sizeof(*own), owned_cmp);
 			if (!hit)
 				continue;
 			s.key.netns = ns;
-			if (add(tab, n, cap, &s.key, hit->pid))
+			if (add(s.state == PROCNET_TCP_LISTEN ? listen : tab, &s.key, hit->pid))
 				break;
 		}
 		fclose(fp);
@@ -268,18 +275,23 @@ static void scan_netns(const struct owned *own, size_t nown, uint32_t ns, uint32
 void tcpwatch_scan(struct tcpwatch *w, const uint32_t *pids, size_t npids)
 {
 	int fd = bpf_map__fd(w->skel->maps.tcp_watch);
-	struct watched *tab = NULL;
+	struct socks socks = { 0 }, listen = { 0 };
+	struct watched *tab;
 	struct owned *own = NULL;
-	size_t n = 0, cap = 0, nown = 0, i, j;
+	size_t n, nown = 0, i, j;
 
 	if (collect(pids, npids, &own, &nown))
 		return;		/* no memory: the table stays as it was */
 	for (i = 0; i < nown; i = j) {
 		for (j = i; j < nown && own[j].netns == own[i].netns; j++)
 			;
-		scan_netns(own + i, j - i, own[i].netns, own[i].pid, &tab, &n, &cap);
+		scan_netns(own + i, j - i, own[i].netns, own[i].pid, &socks, &listen);
 	}
 	free(own);
+	free(w->listen.v);
+	w->listen = listen;
+	tab = socks.v;
+	n = socks.n;
 	if (n > 1)
 		qsort(tab, n, sizeof(*tab), key_cmp);
 	/* sockets gone since the last scan leave the map; new ones enter it */
@@ -327,4 +339,18 @@ void tcpwatch_resolve(const struct tcpwatch *w, struct ccld_event *ev)
 size_t tcpwatch_size(const struct tcpwatch *w)
 {
 	return w ? w->n : 0;
+}
+
+size_t tcpwatch_nsockets(const struct tcpwatch *w)
+{
+	return w ? w->n + w->listen.n : 0;
+}
+
+void tcpwatch_socket(const struct tcpwatch *w, size_t i, struct ccld_tcp_key *key,
+		     uint32_t *pid)
+{
+	const struct watched *s = i < w->n ? &w->tab[i] : &w->listen.v[i - w->n];
+
+	*key = s->key;
+	*pid = s->pid;
 }

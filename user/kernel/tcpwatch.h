@@ -32,4 +32,10 @@ void tcpwatch_resolve(const struct tcpwatch *w, struct ccld_event *ev);
 /* Sockets in the table now. */
 size_t tcpwatch_size(const struct tcpwatch *w);
 
+/* The sockets the last scan found: the table's, then the listening ones. */
+size_t tcpwatch_nsockets(const struct tcpwatch *w);
+/* Socket I (< tcpwatch_nsockets) of the last scan: its 4-tuple and its process. */
+void tcpwatch_socket(const struct tcpwatch *w, size_t i, struct ccld_tcp_key *key,
+		     uint32_t *pid);
+
 #endif

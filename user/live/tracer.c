@@ -32,6 +32,7 @@
 #include "rdma_attach.h"
 #include "sha256.h"
 #include "snapshot.h"
+#include "endpoints.h"
 #include "tcpwatch.h"
 #include "tracer.h"
 #include "tracer_int.h"
@@ -150,7 +151,7 @@ static void loop(struct tracer *t, uint64_t start)
 			if (t->kmsg)
 				kmsg_poll(t->kmsg, tr_on_xid, t);
 			if (t->tcp && now >= t->next_tcp_scan) {
-				tr_scan_sockets(t);
+				tr_scan_sockets(t, now);
 				t->next_tcp_scan = now + TCP_SCAN_NS;
 			}
 			/* after the tick: the analyzer may have asked for a closer look */
@@ -296,6 +297,11 @@ int tracer_run(const struct trace_opts *o)
 	signal(SIGUSR1, on_usr1);
 	if (tr_setup(&t))
 		goto out;
+	/* the traced processes' sockets as they are at the attach, before any call */
+	if (t.tcp) {
+		tr_scan_sockets(&t, now_ns());
+		t.next_tcp_scan = now_ns() + TCP_SCAN_NS;
+	}
 	fprintf(stderr, "ccld-trace: tracing %s%s%s; Ctrl-C to stop\n",
 		o->all ? "all NCCL processes" : "the given processes",
 		t.fleet ? " as node " : "", t.fleet ? t.node : "");
@@ -321,6 +327,7 @@ out:
 	kmsg_close(t.kmsg);
 	rdma_watch_free(t.rdma);
 	tcpwatch_free(t.tcp);
+	endpoints_free(t.endpoints);
 	snapshot_free(t.snap);
 	proxy_live_free(t.proxy);
 	attacher_free(&t.att);

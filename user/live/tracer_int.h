@@ -56,6 +56,7 @@ struct tracer {
 	struct kmsg *kmsg;		/* GPU Xid lines, NULL: not readable */
 	struct rdma_watch *rdma;	/* RDMA verbs programs (tier D) */
 	struct tcpwatch *tcp;		/* TCP tracepoints, NULL: none attached */
+	struct endpoints *endpoints;	/* their sockets' local ends, as last emitted */
 	struct snapshot *snap;		/* state read from memory (attach, SIGUSR1) */
 	uint64_t next_tcp_scan;
 	uint64_t tcp_records;		/* CCLD_EV_TCP seen */
@@ -113,7 +114,7 @@ void tr_snapshot_tick(struct tracer *t, uint64_t now);
 /* every process traced has exited (and there was one) */
 bool tr_all_gone(const struct tracer *t);
 /* the TCP watch follows the sockets of the processes traced now */
-void tr_scan_sockets(struct tracer *t);
+void tr_scan_sockets(struct tracer *t, uint64_t now);
 
 /* tracer_drops.c */
 /*

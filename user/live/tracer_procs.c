@@ -18,6 +18,7 @@
 #include "procmaps.h"
 #include "proxy_live.h"
 #include "snapshot.h"
+#include "endpoints.h"
 #include "tcpwatch.h"
 #include "tracer_int.h"
 
@@ -333,8 +334,24 @@ bool tr_all_gone(const struct tracer *t)
 	return t->nprocs > 0;
 }
 
+/* the sockets' local ends, as records: where they changed since the last scan */
+static void emit_endpoints(struct tracer *t, uint64_t now)
+{
+	size_t n = tcpwatch_nsockets(t->tcp), i;
+	struct ccld_tcp_key *keys = malloc((n + 1) * sizeof(*keys));
+	uint32_t *pids = malloc((n + 1) * sizeof(*pids));
+
+	if (keys && pids) {
+		for (i = 0; i < n; i++)
+			tcpwatch_socket(t->tcp, i, &keys[i], &pids[i]);
+		endpoints_update(t->endpoints, keys, pids, n, now, tr_emit_cb, t);
+	}
+	free(keys);
+	free(pids);
+}
+
 /* the TCP watch follows the sockets of the processes traced now */
-void tr_scan_sockets(struct tracer *t)
+void tr_scan_sockets(struct tracer *t, uint64_t now)
 {
 	uint32_t *pids = malloc((t->nprocs + 1) * sizeof(*pids));
 	size_t i, n = 0;
@@ -346,4 +363,6 @@ void tr_scan_sockets(struct tracer *t)
 			pids[n++] = (uint32_t)t->procs[i].pid;
 	tcpwatch_scan(t->tcp, pids, n);
 	free(pids);
+	if (t->endpoints)
+		emit_endpoints(t, now);
 }

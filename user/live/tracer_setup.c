@@ -24,6 +24,7 @@
 #include "proxy_live.h"
 #include "rdma_attach.h"
 #include "snapshot.h"
+#include "endpoints.h"
 #include "tcpwatch.h"
 #include "tracer_int.h"
 
@@ -382,6 +383,9 @@ int tr_setup(struct tracer *t)
 	t->tcp = tcpwatch_open(bpf_map__fd(t->skel->maps.events),
 			       bpf_map__fd(t->skel->maps.drops),
 			       bpf_map__fd(t->skel->maps.pid_drops), summary, sizeof(summary));
+	if (t->tcp && !(t->endpoints = endpoints_new()))
+		fprintf(stderr, "ccld-trace: no memory for the TCP endpoints: NCCL's warnings"
+			" will not name their peers\n");
 	fprintf(stderr, "ccld-trace: kernel evidence: rdma: %s\n",
 		rdma_watch_summary(t->rdma));
 	fprintf(stderr, "ccld-trace: kernel evidence: %s\n", summary);

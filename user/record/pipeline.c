@@ -633,6 +633,16 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 	}
 	if (ev->type == CCLD_EV_NCCL_WARN)
 		pipeline_warn_part(p, host, ev);
+	if (ev->type == CCLD_EV_ENDPOINT && ev->pid) {
+		struct an_wire *w = wire(p, AW_ENDPOINT, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		snprintf(w->label, sizeof(w->label), "%.*s", (int)sizeof(ev->u.endpoint.addr) - 1,
+			 ev->u.endpoint.addr);
+		w->port = ev->u.endpoint.port;
+		w->gone = ev->u.endpoint.gone != 0;
+		feed_an(p, host);
+	}
 	if (ev->type == CCLD_EV_PROC_LOST && ev->pid) {
 		struct an_wire *w = wire(p, AW_LOST, ev->ts_ns);
 
