@@ -215,9 +215,19 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	const struct sl_result *res = sl_det_result(c->slow->det);
 	struct an_verdict *v = &an->tmp;
 	const struct an_comm *root;
+	/*
+	 * who keeps the others waiting in p2p ops before the rounds, where
+	 * every rank arrives together (the sample found it, or the incident's
+	 * onset did: its updates keep that culprit)
+	 */
+	const struct slow_p2p_found *p2p =
+		c->slow->arr_rank >= 0 && c->slow->arr_p2p.comm ? &c->slow->arr_p2p :
+		c->slow->arr_rank < 0 && (ev & SL_EV_UPDATE) && c->slow->said_p2p.comm ?
+		&c->slow->said_p2p : NULL;
 	/* who arrives last: the step sample's arrivals where starts are unknown */
-	bool arrived = c->slow->arr_rank >= 0 && c->slow->arr_cls == AN_S1;
-	int32_t s1_rank = arrived ? c->slow->arr_rank : res->s1_rank;
+	bool arrived = (c->slow->arr_rank >= 0 && c->slow->arr_cls == AN_S1) || p2p;
+	int32_t s1_rank = c->slow->arr_rank >= 0 ? c->slow->arr_rank :
+			  p2p ? c->slow->said_p2p_rank : res->s1_rank;
 	int32_t s2_rank = res->s2_rank;
 	double s2_rate = res->s2_rate, s2_med = res->rate_median, s2_z = res->s2_z;
 	double s2_lat = NAN, lat_med = NAN;
@@ -292,16 +302,21 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		c->slow->have_srate = false;
 		c->slow->active = false;
 		c->slow_cascade = false;
+		memset(&c->slow->said_p2p, 0, sizeof(c->slow->said_p2p));
 	} else {
 		c->slow->active = true;
 		c->slow->cls = v->cls;
 		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
 		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
-		if (arrived)
+		if (arrived && !p2p)
 			slow_arrival_culprit(c, &arr_share, &arr_lead, NULL);
+		if (p2p && v->kind == AN_V_NEW) {
+			c->slow->said_p2p = *p2p;
+			c->slow->said_p2p_rank = s1_rank;
+		}
 		/* with arrivals sampled: only where it came straight from that op */
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
-		       arrived ? c->slow->arr_held_by :
+		       p2p ? 0 : arrived ? c->slow->arr_held_by :
 		       slow_located_holder(c->slow, res->t_ns, s1_rank);
 		if (held && arrived) {
 			const struct an_comm *h = an_comm_get(an, held, 0, false);
@@ -319,7 +334,23 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			"; P = %.2f: %s (%s)", c->hash, res->tmax_ns / 1e6,
 			res->tbase_ns / 1e6, res->r, res->thr, onset_iter, res->p,
 			class_words(cls), an_class_name(v->cls));
-		if (cls != SL_S2 && arrived) {
+		if (cls != SL_S2 && p2p) {
+			const struct slow_p2p_found *f = p2p;
+			char hex[24];
+
+			an_text(v, "; every rank's GPU reaches the op about together"
+				" (step hooks), the time goes before it: rank %d enters"
+				" its side of its send/recv with rank %d of comm %016"
+				PRIx64 " %.1f ms after that rank entered its own (mean,"
+				" in %u of their last %u ops), so their transfers wait"
+				" for it: a pipeline stage behind its neighbours", s1_rank,
+				f->peer, f->comm, f->late_ns / 1e6, f->late_pairs, f->pairs);
+			snprintf(hex, sizeof(hex), "%016" PRIx64, f->comm);
+			an_val_s(v, "p2p_comm", hex);
+			an_val_i(v, "p2p_rank", f->rank);
+			an_val_i(v, "p2p_peer", f->peer);
+			an_val_f(v, "p2p_late_ms", f->late_ns / 1e6);
+		} else if (cls != SL_S2 && arrived) {
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"
 				" others (mean; %.0f%% of their wait; its CPU queues"

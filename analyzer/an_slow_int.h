@@ -82,6 +82,15 @@ struct round_hold {
 };
 #define ROUND_HOLDS	32
 
+/* what slow_p2p_straggler found */
+struct slow_p2p_found {
+	uint64_t comm;		/* the p2p comm where it keeps its peer waiting */
+	int32_t rank, peer;	/* its rank there, and that peer's */
+	double late_ns;		/* mean lateness of its entries behind the peer's */
+	uint32_t pairs, late_pairs;	/* matched ops looked at, and late */
+	int64_t op;		/* its latest such op, counted per peer and direction */
+	int fn;
+};
 struct an_slow {
 	struct sl_det *det;
 	struct sl_iter *iter;
@@ -182,6 +191,10 @@ struct an_slow {
 	int32_t arr_rank;	/* the culprit of the sample, -1 none ... */
 	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
 	uint64_t arr_held_by;	/* ... late because its op in this comm ended late, 0 */
+	struct slow_p2p_found arr_p2p;	/* ... found by its p2p entries (comm != 0) */
+	/* the open CCL-D incident's culprit was found so (its updates say it too) */
+	struct slow_p2p_found said_p2p;
+	int32_t said_p2p_rank;
 	/*
 	 * The newest rounds whose every arrival step hooks showed, sampled or
 	 * not (another comm's sample hooks its processes too): for following
@@ -408,6 +421,17 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
  */
 int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn);
+/*
+ * Where C's rounds grew by EXTRA_NS and no arrival in C explains it: the one
+ * process among C's ranks that keeps a p2p peer waiting in some comm (it
+ * entered its side of their matched ops EXTRA_NS / 2 or more after the
+ * peer, in most of them, never the other way round, and not from a long op
+ * of another comm): its rank in C, F what showed it; -1 none, or several
+ * (a pipeline stage whose compute is slow keeps its neighbours waiting in
+ * their send/recv; everyone then reaches C's next collective together)
+ */
+int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double extra_ns,
+			   struct slow_p2p_found *f);
 /* C's slow state, made where it has none yet (a comm of p2p ops only) */
 struct an_slow *slow_state(const struct an *an, struct an_comm *c);
 /* a judged round: the peer comparison and the network part */

@@ -400,21 +400,68 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 }
 
 /*
+ * Their last matched ops (both directions, each op's own entry, on one
+ * host's clock): in how many of the PAIRS did L enter its side THR_NS or
+ * more after E entered its own (LATE, SUM_NS their lateness); LAST, FN: L's
+ * latest such op, counted per peer and direction.  Counts from the attach
+ * are skipped: their k-th ops need not match.
+ */
+struct p2p_lag { uint32_t pairs, late; double sum_ns; int64_t last; int fn; };
+
+static void p2p_lag(const struct an_p2p *l, const struct an_p2p *e, double thr_ns,
+		    struct p2p_lag *g)
+{
+	int d;
+
+	memset(g, 0, sizeof(*g));
+	g->last = -1;
+	/* E's sends first: of two ops as recent, L's receive is its latest */
+	for (d = 0; d < 2; d++) {
+		int64_t m = e->n[d] < l->n[!d] ? e->n[d] : l->n[!d];
+		int64_t hi = e->n[d] > l->n[!d] ? e->n[d] : l->n[!d], k;
+
+		if (e->from_attach[d] || l->from_attach[!d])
+			continue;
+		for (k = hi - AN_P2P_HIST > 0 ? hi - AN_P2P_HIST : 0; k < m; k++) {
+			uint64_t te = e->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+			uint64_t tl = l->t_hist[!d][(uint64_t)k % AN_P2P_HIST];
+
+			if (!tl || !te)
+				continue;
+			g->pairs++;
+			if ((double)tl >= (double)te + thr_ns) {
+				g->late++;
+				g->sum_ns += (double)(tl - te);
+			}
+			if (k > g->last) {
+				g->last = k;
+				g->fn = d ? CCLD_FN_SEND : CCLD_FN_RECV;
+			}
+		}
+	}
+}
+
+/* late in 3 of 4 of their last matched ops at least (one late op is chance) */
+#define P2P_BEHIND_MIN	4
+static bool p2p_lag_holds(const struct p2p_lag *g)
+{
+	return g->pairs >= P2P_BEHIND_MIN && 4 * g->late >= 3 * g->pairs;
+}
+
+/*
  * The mirror of slow_p2p_late: C's straggler RANK came late from its p2p
  * ops in H; the peer that made them late is the one that entered its side
- * LEAD_NS / 2 or more after RANK's process entered its own, in 3 of 4 of
- * their last matched ops at least (P2P_BEHIND_MIN pairs, both directions,
- * each op's own entry: one late op is chance), on one host's clock.  Its
- * rank in H (OP, FN: its latest such op, counted per peer and direction),
- * else -1.  Entries are CPU times: where the CPUs run ahead of
- * their GPUs they say nothing of the GPUs, and the rule stays silent.
+ * LEAD_NS / 2 or more after RANK's process entered its own, in most of
+ * their last matched ops (p2p_lag_holds), on one host's clock.  Its rank
+ * in H (OP, FN: its latest such op), else -1.  Entries are CPU times:
+ * where the CPUs run ahead of their GPUs they say nothing of the GPUs, and
+ * the rule stays silent.
  */
-#define P2P_BEHIND_MIN	4
 int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn)
 {
 	const struct an_proc *me = an_proc_of(an, &c->r[rank]);
-	int32_t x = member_of(an, h, c, rank), best = -1;
+	int32_t x = member_of(an, h, c, rank);
 	const struct an_rank *rx;
 	uint32_t i;
 
@@ -422,14 +469,11 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 	if (x < 0 || !me || !(lead_ns > 0))
 		return -1;
 	rx = &h->r[x];
-	for (i = 0; i < rx->np2p && best < 0; i++) {
+	for (i = 0; i < rx->np2p; i++) {
 		const struct an_p2p *a = &rx->p2p[i];
 		const struct an_proc *pq;
 		const struct an_p2p *b;
-		uint32_t pairs = 0, late = 0;
-		int64_t last = -1;
-		double sum = 0;
-		int d, lfn = 0;
+		struct p2p_lag g;
 
 		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
 			continue;
@@ -437,38 +481,109 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 		b = an_p2p_find(&h->r[a->peer], x);
 		if (!pq || pq->host != me->host || !b)
 			continue;
-		for (d = 0; d < 2; d++) {
-			int64_t m = a->n[d] < b->n[!d] ? a->n[d] : b->n[!d];
-			int64_t hi = a->n[d] > b->n[!d] ? a->n[d] : b->n[!d], k;
-
-			/* counted from the attach: the k-th ops need not match */
-			if (a->from_attach[d] || b->from_attach[!d])
-				continue;
-			for (k = hi - AN_P2P_HIST > 0 ? hi - AN_P2P_HIST : 0; k < m; k++) {
-				uint64_t ta = a->t_hist[d][(uint64_t)k % AN_P2P_HIST];
-				uint64_t tb = b->t_hist[!d][(uint64_t)k % AN_P2P_HIST];
-
-				if (!ta || !tb)
-					continue;
-				pairs++;
-				if ((double)tb >= (double)ta + lead_ns / 2) {
-					late++;
-					sum += (double)(tb - ta);
-				}
-				if (k > last) {	/* the peer's op: the other direction */
-					last = k;
-					lfn = d ? CCLD_FN_SEND : CCLD_FN_RECV;
-				}
-			}
-		}
-		if (pairs >= P2P_BEHIND_MIN && 4 * late >= 3 * pairs) {
-			best = a->peer;
-			*late_ns = sum / late;
-			*op = last;
-			*fn = lfn;
+		p2p_lag(b, a, lead_ns / 2, &g);
+		if (p2p_lag_holds(&g)) {
+			*late_ns = g.sum_ns / g.late;
+			*op = g.last;
+			*fn = g.fn;
+			return a->peer;
 		}
 	}
-	return best;
+	return -1;
+}
+
+/*
+ * Rank X of H keeps its p2p peers there waiting: it entered its side
+ * THR_NS or more after a peer entered its own in most of their last matched
+ * ops, was never early that way toward another peer, and did not come to
+ * its latest op from a long op of another comm (entered_after_wait: a
+ * cascade).  Its mean lateness (G: toward the peer it kept waiting most),
+ * else NAN.
+ */
+static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, int32_t x,
+				double thr_ns, int32_t *peer, struct p2p_lag *best)
+{
+	const struct an_proc *me = an_proc_of(an, &h->r[x]);
+	const struct an_rank *rx = &h->r[x];
+	double late = NAN;
+	uint64_t latest = 0;
+	uint32_t i;
+	int d;
+
+	if (!me)
+		return NAN;
+	for (i = 0; i < rx->np2p; i++) {
+		const struct an_p2p *a = &rx->p2p[i];
+		const struct an_proc *pq;
+		const struct an_p2p *b;
+		struct p2p_lag g;
+
+		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
+			continue;
+		pq = an_proc_of(an, &h->r[a->peer]);
+		b = an_p2p_find(&h->r[a->peer], x);
+		if (!pq || pq == me || pq->host != me->host || !b)
+			continue;
+		p2p_lag(b, a, thr_ns, &g);
+		if (p2p_lag_holds(&g))
+			return NAN;	/* that peer keeps it waiting */
+		p2p_lag(a, b, thr_ns, &g);
+		if (p2p_lag_holds(&g) && !(g.sum_ns / g.late <= late)) {
+			late = g.sum_ns / g.late;
+			*peer = a->peer;
+			*best = g;
+		}
+		for (d = 0; d < 2; d++)
+			if (a->t_enter[d] > latest)
+				latest = a->t_enter[d];
+	}
+	if (!isnan(late) && entered_after_wait(me, h->hash, latest, 2 * thr_ns))
+		return NAN;
+	return late;
+}
+
+int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double extra_ns,
+			   struct slow_p2p_found *f)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+	int32_t found = -1;
+
+	memset(f, 0, sizeof(*f));
+	if (!(extra_ns > 0))
+		return -1;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *h = v;
+		int32_t k;
+
+		for (k = 0; k < c->nranks; k++) {
+			int32_t x = h == c ? k : member_of(an, h, c, k), peer = -1;
+			struct p2p_lag g = { 0 };
+			double late;
+
+			if (x < 0 || !h->r[x].np2p)
+				continue;
+			late = p2p_keeps_waiting(an, h, x, extra_ns / 2, &peer, &g);
+			if (isnan(late))
+				continue;
+			/* two processes each keep a peer waiting: not one straggler */
+			if (found >= 0 && an_proc_of(an, &c->r[found]) != an_proc_of(an, &c->r[k]))
+				return -1;
+			if (found < 0 || late > f->late_ns) {
+				found = k;
+				f->comm = h->hash;
+				f->rank = x;
+				f->peer = peer;
+				f->late_ns = late;
+				f->pairs = g.pairs;
+				f->late_pairs = g.late;
+				f->op = g.last;
+				f->fn = g.fn;
+			}
+		}
+	}
+	return found;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include "an_slow_int.h"
 
@@ -406,6 +407,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 	s->samp_iter = -1;
 	s->samp_iter_slow = false;
 	s->arr_rank = -1;
+	memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	for (k = 0; k < c->nranks; k++) {
 		s->arr_last[k] = s->arr_held[k] = 0;
 		s->arr_holder[k] = 0;
@@ -509,6 +511,17 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		/* CCL-D's onset where starts are unknown: the sample says who, and why */
 		s->arr_cls = slow_sample_decide(c, res->tmax_ns - res->tbase_ns, &s->arr_rank,
 						&a, &b, &s->arr_held_by);
+		/*
+		 * Every rank reaches this op about together: the time went in
+		 * p2p ops before it, where one pipeline stage keeps its
+		 * neighbours waiting (its send/recv entered late)
+		 */
+		if (!s->arr_cls &&
+		    (s->arr_rank = slow_p2p_straggler(an, c, res->tmax_ns - res->tbase_ns,
+						      &s->arr_p2p)) >= 0) {
+			s->arr_cls = AN_S1;
+			s->arr_held_by = 0;
+		}
 		if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
 		} else {
@@ -516,10 +529,13 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->samp_next = now + SAMPLE_COOLDOWN_NS;
 			if (an->debug)
 				fprintf(stderr, "an: slow comm %016" PRIx64 " sample: no slow"
-					" link, no rank arriving last in most of %u rounds: no"
-					" verdict yet\n", c->hash, s->arr_rounds);
+					" link, no rank arriving last in most of %u rounds (the"
+					" likeliest: share %.2f of the wait, lead %.2f ms for an"
+					" extra %.2f ms): no verdict yet\n", c->hash, s->arr_rounds,
+					a, b / 1e6, (res->tmax_ns - res->tbase_ns) / 1e6);
 		}
 		s->arr_rank = -1;
+		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	} else if (s->pend_ev) {
 		const struct sl_result *res = sl_det_result(s->det);
 		double extra = res->tmax_ns - res->tbase_ns, lat, lat_med, cost, share, lead;

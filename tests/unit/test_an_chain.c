@@ -254,20 +254,22 @@ static void test_only_new_s1(void)
  * ops late; its peer waits there and reaches its DP op late)
  */
 #define PP 0x00000000000000b1ull
-static void pp_ops(struct job *j, int iters, double late_ms)
+#define PP2 0x00000000000000b2ull
+/* ITERS send/recv pairs on the pipeline comm HASH of global ranks G0, G1 */
+static void pair_ops(struct job *j, uint64_t hash, int g0, int g1, int iters, double late_ms)
 {
-	const int pp[2] = { 2, 6 };
+	const int pp[2] = { g0, g1 };
 	int i;
 
-	sim_comm(&j->s, PP, 2, pp);
+	sim_comm(&j->s, hash, 2, pp);
 	for (i = 0; i < iters; i++) {
-		struct an_op a = sim_p2p(&j->s, PP, 0, 1, 0, 4096, true);
-		struct an_op b = sim_p2p(&j->s, PP, 0, 1, 1, 4096, true);
+		struct an_op a = sim_p2p(&j->s, hash, 0, 1, 0, 4096, true);
+		struct an_op b = sim_p2p(&j->s, hash, 0, 1, 1, 4096, true);
 		struct an_op c, d;
 
 		sim_step(&j->s, (uint64_t)(late_ms * MS));
-		c = sim_p2p(&j->s, PP, 1, 0, 1, 4096, true);
-		d = sim_p2p(&j->s, PP, 1, 0, 0, 4096, true);
+		c = sim_p2p(&j->s, hash, 1, 0, 1, 4096, true);
+		d = sim_p2p(&j->s, hash, 1, 0, 0, 4096, true);
 		sim_step(&j->s, MS);
 		sim_complete(&j->s, &a);
 		sim_complete(&j->s, &b);
@@ -275,6 +277,11 @@ static void pp_ops(struct job *j, int iters, double late_ms)
 		sim_complete(&j->s, &d);
 		sim_step(&j->s, 20 * MS);
 	}
+}
+
+static void pp_ops(struct job *j, int iters, double late_ms)
+{
+	pair_ops(j, PP, 2, 6, iters, late_ms);
 }
 
 /* DP's straggler came late from PP, whose other end entered 30 ms late */
@@ -335,6 +342,63 @@ static void test_p2p_not_behind(void)
 	job_fini(&j);
 }
 
+/*
+ * Every rank of the world comm reaches its all-reduce about together, its
+ * rounds 32 ms longer: the time went in the pipeline's send/recv before it,
+ * where global 6 entered its side 30 ms after global 2 (random job 12, a
+ * 4-stage pipeline whose stage 2 computes 3.3x slower: silent before)
+ */
+static void test_p2p_straggler(void)
+{
+	struct slow_p2p_found f;
+	const struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	CHECK(w != NULL);
+	pp_ops(&j, 6, 30);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), 6);
+	CHECK(f.comm == PP);
+	CHECK_INT(f.rank, 1);
+	CHECK_INT(f.peer, 0);
+	CHECK_INT(f.pairs, 12);
+	CHECK_INT(f.late_pairs, 12);
+	CHECK(f.late_ns > 29.9 * MS && f.late_ns < 30.1 * MS);
+	/* the rank it kept waiting is not a straggler from its own side */
+	CHECK_INT(slow_p2p_straggler(j.s.an, j.tp, 32.0 * MS, &f), -1);
+	job_fini(&j);
+}
+
+/*
+ * Not named: late by 5 ms where the rounds grew by 32 (under half); a
+ * single op (chance); two stages each keeping a neighbour waiting (no one
+ * straggler: silent rather than a guess)
+ */
+static void test_p2p_straggler_not(void)
+{
+	struct slow_p2p_found f;
+	const struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops(&j, 6, 5);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), -1);
+	job_fini(&j);
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops(&j, 1, 30);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), -1);
+	job_fini(&j);
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops(&j, 6, 30);
+	pair_ops(&j, PP2, 1, 5, 6, 30);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), -1);
+	job_fini(&j);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -345,5 +409,7 @@ int main(void)
 	test_only_new_s1();
 	test_p2p_root();
 	test_p2p_not_behind();
+	test_p2p_straggler();
+	test_p2p_straggler_not();
 	return check_finish("test_an_chain");
 }
