@@ -35,7 +35,7 @@ static int64_t before(const struct an_comm *c, int32_t k, const struct an_comm *
 {
 	const struct an_rank *rd, *rc = &c->r[k];
 	const struct an_sig *gd;
-	int64_t best = -2, oldest = INT64_MAX;
+	int64_t best = -2, oldest = INT64_MAX, q;
 	int32_t j = rank_in(d, c, k);
 	uint32_t i;
 
@@ -58,7 +58,20 @@ static int64_t before(const struct an_comm *c, int32_t k, const struct an_comm *
 	/* every entry kept came after D's round: the count is older than them */
 	if (best == -2 && oldest > 0)
 		return -2;
-	return best == -2 ? -1 : best;
+	/*
+	 * A seq it entered after BEST with no entry kept (a record a full ring
+	 * lost; a look at its memory says it launched it): when is not known,
+	 * maybe before D's round
+	 */
+	if (best == -2)
+		best = -1;
+	for (q = best + 1; q <= rc->entered; q++) {
+		const struct an_sig *g = &rc->hist[(uint64_t)q % AN_HIST];
+
+		if (g->seq != q || !g->t_enter)
+			return -2;
+	}
+	return best;
 }
 
 /* D's latest round that every rank of D entered, -1 none */
