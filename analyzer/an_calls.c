@@ -41,18 +41,21 @@ void an_comm_origin(struct an *an, uint64_t hash, int32_t color, const char *nam
 	if (color >= 0)
 		c->color = color;
 	if (name && name[0])
-		an_comm_name_copy(c->name, name);
+		an_label_copy(c->name, sizeof(c->name), name, AN_LABEL_MAX);
 }
 
-void an_comm_name_copy(char *to, const char *name)
+void an_label_copy(char *to, size_t size, const char *from, size_t from_max)
 {
-	char *s;
+	size_t i;
 
-	snprintf(to, AN_LABEL_MAX, "%s", name);
-	/* the application's bytes: printable in a verdict line */
-	for (s = to; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == '"' || *s == 0x7f)
-			*s = '?';
+	if (!size)
+		return;
+	for (i = 0; i + 1 < size && i < from_max && from[i]; i++) {
+		unsigned char b = (unsigned char)from[i];
+
+		to[i] = b < 0x20 || b == '"' || b == 0x7f ? '?' : (char)b;
+	}
+	to[i] = 0;
 }
 
 void an_rank_gone(struct an *an, const struct an_key *k, uint64_t t_ns)

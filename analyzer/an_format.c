@@ -77,10 +77,10 @@ void an_rank_list_sort(int32_t *ranks, uint32_t n, char *out, size_t len)
 /*
  * Comm HASH as a user knows it: its size, and the launcher's global ranks
  * of its members ("0,2,4-7", those known; *UNKNOWN: how many are not).
- * False when the analyzer does not know the comm.
+ * The comm, NULL when the analyzer does not know it.
  */
-static bool comm_desc(const struct an *an, uint64_t hash, int32_t *nranks, char *members,
-		      size_t len, uint32_t *unknown)
+static const struct an_comm *comm_desc(const struct an *an, uint64_t hash, char *members,
+				       size_t len, uint32_t *unknown)
 {
 	const struct an_comm *c = hmap_get(&an->comms, hkey3(hash, 0, 0));
 	int32_t *g, r;
@@ -89,11 +89,10 @@ static bool comm_desc(const struct an *an, uint64_t hash, int32_t *nranks, char 
 	members[0] = '\0';
 	*unknown = 0;
 	if (!c || c->nranks < 1)
-		return false;
-	*nranks = c->nranks;
+		return NULL;
 	g = malloc(sizeof(*g) * (size_t)c->nranks);
 	if (!g)
-		return true;
+		return c;
 	for (r = 0; r < c->nranks; r++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[r]);
 
@@ -104,7 +103,7 @@ static bool comm_desc(const struct an *an, uint64_t hash, int32_t *nranks, char 
 	}
 	an_rank_list_sort(g, n, members, len);
 	free(g);
-	return true;
+	return c;
 }
 
 const char *an_dtype_name(int dtype, char *buf, size_t n)
@@ -209,7 +208,7 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 	bool rec = v->kind == AN_V_RECOVERED;
 	char members[256];
 	uint32_t unknown;
-	int32_t nranks;
+	const struct an_comm *c;
 
 	json_obj_open(b);
 	json_kv_str(b, "type", rec ? "recovery" : "verdict");
@@ -218,12 +217,10 @@ int an_verdict_json(const struct an *an, const struct an_verdict *v,
 	if (!rec)
 		json_kv_str(b, "role", v->role == AN_ROOT ? "root" : "cascade");
 	json_kv_hex16(b, "comm", v->comm);
-	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown)) {
-		const struct an_comm *c = hmap_get(&an->comms, hkey3(v->comm, 0, 0));
-
+	if ((c = comm_desc(an, v->comm, members, sizeof(members), &unknown))) {
 		json_key(b, "comm_info");
 		json_obj_open(b);
-		json_kv_i64(b, "nranks", nranks);
+		json_kv_i64(b, "nranks", c->nranks);
 		if (members[0])
 			json_kv_str(b, "global_ranks", members);
 		if (unknown)
@@ -278,7 +275,7 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 {
 	char members[256];
 	uint32_t i, unknown;
-	int32_t nranks;
+	const struct an_comm *c;
 
 	if (v->kind == AN_V_RECOVERED) {
 		json_printf(b, "RECOVERED %s comm %016" PRIx64 " seq %" PRId64
@@ -293,12 +290,10 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		    v->kind == AN_V_UPDATE ? " update" : "",
 		    v->role == AN_ROOT ? "root" : "cascade", v->comm);
 	/* the comm as its user knows it: "tp" (8 ranks: global 0,2,4-7, split color 1) */
-	if (comm_desc(an, v->comm, &nranks, members, sizeof(members), &unknown)) {
-		const struct an_comm *c = hmap_get(&an->comms, hkey3(v->comm, 0, 0));
-
+	if ((c = comm_desc(an, v->comm, members, sizeof(members), &unknown))) {
 		if (c->name[0])
 			json_printf(b, " \"%s\"", c->name);
-		json_printf(b, " (%d rank%s%s%s%s", nranks, nranks == 1 ? "" : "s",
+		json_printf(b, " (%d rank%s%s%s%s", c->nranks, c->nranks == 1 ? "" : "s",
 			    members[0] ? ": global " : "", members,
 			    members[0] && unknown ? ", others unknown" : "");
 		if (c->color >= 0)

@@ -421,8 +421,6 @@ bool an_lost_round(const struct an *an, const struct an_comm *c, uint32_t host,
 		   uint64_t t_ns);
 
 /* an_core.c */
-/* NAME (an application's comm name) into TO[AN_LABEL_MAX], printable */
-void an_comm_name_copy(char *to, const char *name);
 struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 			    bool create);
 /* the rank K names, for an input at T_NS (creates what CREATE allows) */

@@ -279,7 +279,7 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 		return;
 	m = &g->m[s->rank];
 	if (!g->name[0] && s->name[0])
-		an_comm_name_copy(g->name, s->name);
+		an_label_copy(g->name, sizeof(g->name), s->name, sizeof(s->name));
 	if (!s->returned) {
 		/* known from now on: its exit (inside the call) is followed */
 		an_proc_add(an, host, s->pid);

@@ -237,6 +237,12 @@ void an_clock(struct an *an, uint32_t host, uint64_t now_ns);
 int an_rank(struct an *an, const struct an_key *k, uint64_t parent,
 	    uint64_t t_ns);
 /*
+ * The application's bytes FROM (FROM_MAX at most, NUL-ended or not) as a
+ * label printable in a verdict line, tables and JSON: into TO (SIZE bytes,
+ * NUL-ended), control bytes, '"' and DEL each made '?'
+ */
+void an_label_copy(char *to, size_t size, const char *from, size_t from_max);
+/*
  * What the application called comm HASH, as its creation call said: the
  * ncclCommSplit COLOR (-1: none) and the config's commName NAME ("": none).
  * Known ranks' comms only (after an_rank).

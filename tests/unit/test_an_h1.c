@@ -101,6 +101,25 @@ static void test_exit(void)
 }
 
 /*
+ * Rank 2 (pid 102) exits after 5 rounds (its socket at 10.0.0.2:41000 gone
+ * with it where ENDPOINT_GONE), the others enter seq 7, and rank 3 (pid
+ * 103) warns that its connection to 10.0.0.2<41000> was closed
+ */
+static void exit_then_peer_warns(struct sim *s, bool endpoint_gone)
+{
+	warmup(s, TP, 5);
+	an_proc_state(s->an, s->host_id[0], 102, AN_PROC_EXITED, 9, s->now[0]);
+	if (endpoint_gone)
+		an_endpoint(s->an, s->host_id[0], 102, "10.0.0.2", 41000, true);
+	sim_call(s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	an_nccl_warning(s->an, s->host_id[0], 103, "misc/socket.cc", 71,
+			"socketProgress: Connection closed by remote peer 10.0.0.2<41000>",
+			s->now[0] + SEC);
+}
+
+/*
  * NCCL's warnings in the verdict: the exited rank's peer (rank 3, pid 103)
  * found its connection closed and warned; an hour-old warning of rank 0
  * (pid 100) is not this incident's.  With a warning of the culprit's own,
@@ -115,14 +134,7 @@ static void exit_with_warnings(bool culprit_warns)
 	sim_comm(&s, TP, 4, NULL);
 	an_nccl_warning(s.an, s.host_id[0], 100, "init.cc", 12, "an old warning", s.now[0]);
 	s.now[0] += 3600 * SEC;
-	warmup(&s, TP, 5);
-	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_EXITED, 9, s.now[0]);
-	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	sim_call(&s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	an_nccl_warning(s.an, s.host_id[0], 103, "misc/socket.cc", 71,
-			"socketProgress: Connection closed by remote peer 10.0.0.2<41000>",
-			s.now[0] + SEC);
+	exit_then_peer_warns(&s, false);
 	if (culprit_warns)
 		an_nccl_warning(s.an, s.host_id[0], 102, "misc/cudawrap.cc", 9,
 				"Cuda failure 'an illegal memory access'", s.now[0]);
@@ -169,15 +181,7 @@ static void warn_names_peer(bool ambiguous)
 	an_endpoint(s.an, s.host_id[0], 101, "::ffff:10.0.0.2", 41001, false);
 	if (ambiguous)
 		an_endpoint(s.an, s.host_id[0], 100, "10.0.0.2", 41000, false);
-	warmup(&s, TP, 5);
-	an_proc_state(s.an, s.host_id[0], 102, AN_PROC_EXITED, 9, s.now[0]);
-	an_endpoint(s.an, s.host_id[0], 102, "10.0.0.2", 41000, true);
-	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	sim_call(&s, TP, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	sim_call(&s, TP, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	an_nccl_warning(s.an, s.host_id[0], 103, "misc/socket.cc", 71,
-			"socketProgress: Connection closed by remote peer 10.0.0.2<41000>",
-			s.now[0] + SEC);
+	exit_then_peer_warns(&s, true);
 	sim_tick(&s, 5.5);
 	CHECK_INT(s.nv, 1);
 	v = &s.v[0];

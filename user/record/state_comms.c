@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "analyzer.h"
 #include "hmap.h"
 #include "state.h"
 #include "state_int.h"
@@ -27,18 +28,13 @@ static uint64_t derived_split_hash(uint64_t parent, uint32_t split, int32_t colo
 void st_on_comm_name(struct state *s, uint32_t host, const struct ccld_event *ev)
 {
 	struct thread_state *t = st_get_thread(s, host, ev->pid, ev->tid);
-	char *c;
 
 	if (!t)
 		return;
 	t->name_fn = ev->fn;
 	/* BPF ends it with a NUL; a capture from elsewhere need not */
-	snprintf(t->name, sizeof(t->name), "%.*s", (int)sizeof(ev->u.comm_name.name) - 1,
-		 ev->u.comm_name.name);
-	/* the application's bytes, shown in tables and verdict lines */
-	for (c = t->name; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"' || *c == 0x7f)
-			*c = '?';
+	an_label_copy(t->name, sizeof(t->name), ev->u.comm_name.name,
+		      sizeof(ev->u.comm_name.name) - 1);
 }
 
 void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
