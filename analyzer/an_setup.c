@@ -7,9 +7,13 @@
  * missing ranks (from nranks and the ranks that arrived) and, where the
  * launcher's global ranks tell, its process and what it is doing.  All
  * inside and none back for the stall time: a bootstrap that does not
- * complete (H3, all listed).  A rank inside ncclCommFinalize, Destroy or
- * Abort for the stall time is stuck there (H3, naming it).  A call that
- * returns after its verdict gives a recovery.
+ * complete (H3, all listed).  ncclCommSplit is the same on the parent
+ * comm: every rank of it calls its k-th split with the others' k-th, and
+ * none returns before all arrived (NCCL's allgather of colors and keys on
+ * the parent), so a rank that never calls it is named the same way, its
+ * process known from the parent's ranks.  A rank inside ncclCommFinalize,
+ * Destroy or Abort for the stall time is stuck there (H3, naming it).  A
+ * call that returns after its verdict gives a recovery.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,10 +35,12 @@ struct setup_member {
 
 struct an_setup_grp {
 	uint64_t group;
+	uint64_t comm;		/* split: the parent comm */
 	enum an_setup_kind kind;
 	int fn;
 	int32_t nranks;
-	char name[AN_LABEL_MAX];	/* init: the name its config gives the comm */
+	char name[AN_LABEL_MAX];	/* the name the calls' configs give the comm ... */
+	bool names_differ;	/* ... "" where two differ */
 	struct setup_member *m;
 	uint32_t nseen, nin, nret;
 	uint32_t last_host;	/* the latest entry, on this host's clock */
@@ -46,6 +52,22 @@ struct an_setup_grp {
 static struct hkey grp_key(uint64_t group, enum an_setup_kind kind)
 {
 	return hkey3(group, (uint64_t)kind, 0);
+}
+
+uint64_t an_setup_split_group(uint64_t parent, uint32_t index)
+{
+	/* splitmix64's finalizer: the same on every node */
+	uint64_t z = parent + 0x9e3779b97f4a7c15ull * ((uint64_t)index + 1);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* init and split: no rank returns before all arrived (teardown: each alone) */
+static bool all_arrive(const struct an_setup_grp *g)
+{
+	return g->kind != AN_SETUP_TEARDOWN;
 }
 
 /*
@@ -73,7 +95,7 @@ static void suspect(struct an *an, struct an_setup_grp *g, bool on)
 
 		if (g->m[r].st == M_INSIDE)
 			procs[sp.nprocs++] = (struct an_culprit){ r, g->m[r].host, g->m[r].pid };
-		else if (g->kind == AN_SETUP_INIT && g->m[r].st == M_ABSENT && p)
+		else if (all_arrive(g) && g->m[r].st == M_ABSENT && p)
 			procs[sp.nprocs++] = (struct an_culprit){ r, p->host, p->pid };
 	}
 	sp.procs = procs;
@@ -116,17 +138,22 @@ static struct an_setup_grp *grp_get(struct an *an, const struct an_setup *s)
 		return NULL;
 	}
 	g->group = s->group;
+	g->comm = s->comm;
 	g->kind = s->kind;
 	g->fn = s->fn;
 	g->nranks = s->nranks;
 	return g;
 }
 
-/* V framed as a verdict of class CLS on G (seq -1), its onset G's latest entry */
+/*
+ * V framed as a verdict of class CLS on G (seq -1; a split's on its parent
+ * comm), its onset G's latest entry
+ */
 static void setup_verdict_base(struct an_verdict *v, const struct an_setup_grp *g,
 			       enum an_class cls, uint32_t host, uint64_t now)
 {
-	an_verdict_root(v, cls, g->group, -1, g->fn, host, now);
+	an_verdict_root(v, cls, g->kind == AN_SETUP_SPLIT ? g->comm : g->group, -1, g->fn,
+			host, now);
 	if (g->last_host == host)
 		v->onset_ns = g->last_t;
 }
@@ -152,6 +179,7 @@ static uint32_t ranks_in(const struct an_setup_grp *g, uint8_t st, char *out, si
  * The process of init rank R: where every rank that arrived has the
  * launcher's global rank R (its label), the live process labelled R; else
  * none (the ranks of a sub-communicator are not the job's global ranks).
+ * A split's: the parent comm's rank R, where known.
  */
 static const struct an_proc *rank_proc(const struct an *an, const struct an_setup_grp *g,
 				       int32_t r)
@@ -160,6 +188,11 @@ static const struct an_proc *rank_proc(const struct an *an, const struct an_setu
 	int32_t i;
 	uint32_t k;
 
+	if (g->kind == AN_SETUP_SPLIT) {
+		const struct an_comm *c = hmap_get(&an->comms, hkey3(g->comm, 0, 0));
+
+		return c && r < c->nranks ? an_proc_of(an, &c->r[r]) : NULL;
+	}
 	for (i = 0; i < g->nranks; i++) {
 		const struct an_proc *p;
 
@@ -193,10 +226,14 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 	setup_verdict_base(v, g, AN_H1, host, now);
 	nmiss = ranks_in(g, M_ABSENT, missing, sizeof(missing));
 	ranks_in(g, M_INSIDE, in, sizeof(in));
-	an_text(v, "rank%s %s of the %d ranks never called nccl%s%s%s%s for unique id %016"
-		PRIx64 "; rank%s %s wait%s inside it for %.1f s", nmiss > 1 ? "s" : "", missing,
-		g->nranks, an_fn_name(g->fn), g->name[0] ? " (\"" : "", g->name,
-		g->name[0] ? "\")" : "", g->group, g->nin > 1 ? "s" : "", in,
+	an_text(v, "rank%s %s of the %d ranks", nmiss > 1 ? "s" : "", missing, g->nranks);
+	if (g->kind == AN_SETUP_SPLIT)
+		an_text(v, " of comm %016" PRIx64, g->comm);
+	an_text(v, " never called nccl%s%s%s%s", an_fn_name(g->fn), g->name[0] ? " (\"" : "",
+		g->name, g->name[0] ? "\")" : "");
+	if (g->kind == AN_SETUP_INIT)
+		an_text(v, " for unique id %016" PRIx64, g->group);
+	an_text(v, "; rank%s %s wait%s inside it for %.1f s", g->nin > 1 ? "s" : "", in,
 		g->nin > 1 ? "" : "s", (double)(now - g->last_t) / 1e9);
 	for (r = 0; r < g->nranks; r++) {
 		const struct an_proc *p;
@@ -215,13 +252,20 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 			if (g->m[r].pid)
 				an_text(v, "; rank %d (pid %u) entered it and its %s", r, p->pid,
 					loc_proc_words(an, &tmp, doing, sizeof(doing)));
+			else if (g->kind == AN_SETUP_SPLIT)
+				an_text(v, "; rank %d of comm %016" PRIx64 " is pid %u: %s", r,
+					g->comm, p->pid,
+					loc_proc_words(an, &tmp, doing, sizeof(doing)));
 			else
 				an_text(v, "; rank %d is global rank %d, pid %u: %s", r, r, p->pid,
 					loc_proc_words(an, &tmp, doing, sizeof(doing)));
 			told = true;
 		}
 	}
-	if (!told)
+	if (!told && g->kind == AN_SETUP_SPLIT)
+		an_text(v, "; no traced process is known as rank %d of comm %016" PRIx64,
+			v->cul[0].rank, g->comm);
+	else if (!told)
 		an_text(v, "; no traced process is known as rank %d (not traced, or the"
 			" launcher's ranks are not this comm's)", v->cul[0].rank);
 	an_val_i(v, "nranks", g->nranks);
@@ -253,6 +297,12 @@ static void stuck_inside(struct an *an, const struct an_setup_grp *g, uint32_t h
 			" network, or a rank of another job with the same id)", g->nranks,
 			an_fn_name(g->fn), g->name[0] ? " (\"" : "", g->name,
 			g->name[0] ? "\")" : "", g->group, (double)(now - g->last_t) / 1e9);
+	else if (g->kind == AN_SETUP_SPLIT)
+		an_text(v, "all %d ranks of comm %016" PRIx64 " entered nccl%s%s%s%s and none"
+			" returned in %.1f s: the split's exchange on the parent comm does not"
+			" complete", g->nranks, g->comm, an_fn_name(g->fn),
+			g->name[0] ? " (\"" : "", g->name, g->name[0] ? "\")" : "",
+			(double)(now - g->last_t) / 1e9);
 	else
 		an_text(v, "rank%s %s of comm %016" PRIx64 " %s inside nccl%s for %.1f s or"
 			" more: the teardown does not complete (an op in flight toward a"
@@ -270,7 +320,8 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 	an->stats.records++;
 	if (host >= an->nhosts || s->nranks < 1 || s->nranks > SETUP_MAX_RANKS ||
 	    s->rank < 0 || s->rank >= s->nranks ||
-	    (s->kind != AN_SETUP_INIT && s->kind != AN_SETUP_TEARDOWN)) {
+	    (s->kind != AN_SETUP_INIT && s->kind != AN_SETUP_TEARDOWN &&
+	     (s->kind != AN_SETUP_SPLIT || !s->comm))) {
 		an->stats.rejected++;
 		return;
 	}
@@ -278,8 +329,18 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 	if (!g)
 		return;
 	m = &g->m[s->rank];
-	if (!g->name[0] && s->name[0])
-		an_label_copy(g->name, sizeof(g->name), s->name, sizeof(s->name));
+	/* a split's ranks may name their new comms apart ("tp0", "tp1"): one, or none */
+	if (s->name[0] && !g->names_differ) {
+		char name[AN_LABEL_MAX];
+
+		an_label_copy(name, sizeof(name), s->name, sizeof(s->name));
+		if (!g->name[0]) {
+			memcpy(g->name, name, sizeof(name));
+		} else if (strcmp(g->name, name)) {
+			g->names_differ = true;
+			g->name[0] = '\0';
+		}
+	}
 	if (!s->returned) {
 		/* known from now on: its exit (inside the call) is followed */
 		an_proc_add(an, host, s->pid);
@@ -305,7 +366,7 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 	if (g->said) {
 		struct an_verdict *v = &an->tmp;
 
-		setup_verdict_base(v, g, g->kind == AN_SETUP_INIT && g->nseen < (uint32_t)g->nranks ?
+		setup_verdict_base(v, g, all_arrive(g) && g->nseen < (uint32_t)g->nranks ?
 				   AN_H1 : AN_H3, host, t_ns);
 		v->kind = AN_V_RECOVERED;
 		an_text(v, "nccl%s returned on every rank that was inside", an_fn_name(g->fn));
@@ -337,7 +398,7 @@ static bool drop_exited(struct an *an, struct an_setup_grp *g)
 		if (!p || p->state != AN_PROC_EXITED)
 			continue;
 		g->nin--;
-		if (g->kind == AN_SETUP_INIT) {
+		if (all_arrive(g)) {
 			m->st = M_ABSENT;
 			g->nseen--;
 		} else {
@@ -370,7 +431,7 @@ void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns)
 		if (g->last_host != host || !drop_exited(an, g))
 			continue;
 
-		if (g->said || !g->nin || (g->kind == AN_SETUP_INIT && g->nret))
+		if (g->said || !g->nin || (all_arrive(g) && g->nret))
 			continue;	/* init: a rank got through, it is no bootstrap hang */
 		/* judged on the clock of the host of its latest entry */
 		if (!g->suspected && now >= g->last_t + look)
@@ -378,7 +439,7 @@ void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns)
 		if (now < g->last_t + stall)
 			continue;
 		g->said = true;
-		if (g->kind == AN_SETUP_INIT && g->nseen < (uint32_t)g->nranks)
+		if (all_arrive(g) && g->nseen < (uint32_t)g->nranks)
 			init_missing(an, g, host, now);
 		else
 			stuck_inside(an, g, host, now, now - g->last_t);

@@ -436,7 +436,8 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put64(&b, w->lost);
 		break;
 	case AW_SETUP:
-		if (w->setup.kind != AN_SETUP_INIT && w->setup.kind != AN_SETUP_TEARDOWN)
+		if (w->setup.kind != AN_SETUP_INIT && w->setup.kind != AN_SETUP_TEARDOWN &&
+		    w->setup.kind != AN_SETUP_SPLIT)
 			return -EINVAL;
 		put32(&b, w->setup.pid);
 		put64(&b, w->setup.group);
@@ -448,6 +449,7 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put64(&b, (uint64_t)w->setup.ret);
 		if (put_text(&b, w->setup.name))
 			return -EINVAL;
+		put64(&b, w->setup.comm);
 		break;
 	case AW_ENDPOINT:
 		put32(&b, w->k.pid);
@@ -588,7 +590,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->setup.pid = get32(&b);
 		w->setup.group = get64(&b);
 		st = get8(&b);
-		if (st != AN_SETUP_INIT && st != AN_SETUP_TEARDOWN)
+		if (st != AN_SETUP_INIT && st != AN_SETUP_TEARDOWN &&
+		    (st != AN_SETUP_SPLIT || ver < 11))
 			b.bad = true;
 		w->setup.kind = (enum an_setup_kind)st;
 		w->setup.fn = get8(&b);
@@ -601,6 +604,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->setup.ret = (int64_t)get64(&b);
 		if (ver >= 10)
 			get_text(&b, w->setup.name);
+		if (ver >= 11)
+			w->setup.comm = get64(&b);
 		break;
 	case AW_ENDPOINT:
 		w->k.pid = get32(&b);

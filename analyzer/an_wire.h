@@ -29,11 +29,12 @@
  * after it (1: found on the thread's stack, the entry is a bound); version 9
  * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8; version 10 AW_RANK's
  * split color (i32, -1: none) and comm name (text) after the parent, and
- * AW_SETUP's comm name (text) at its end, and AW_ENDPOINT.  A
+ * AW_SETUP's comm name (text) at its end, and AW_ENDPOINT; version 11
+ * AW_SETUP's kind 3 (split) and its comm (u64) after the name.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		10
+#define AN_WIRE_VERSION		11
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)

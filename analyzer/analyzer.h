@@ -361,11 +361,17 @@ void an_nccl_warning(struct an *an, uint32_t host, uint32_t pid, const char *fil
  * inside and none back is a bootstrap that does not complete (H3).
  * Teardown (ncclCommFinalize/Destroy/Abort): GROUP is the comm's hash; a
  * rank inside one for the stall time is stuck there (H3, naming it).
+ * Split (ncclCommSplit): every rank of the parent comm COMM calls it, the
+ * k-th split of each rank with the others' k-th, and none returns before
+ * all arrived (NCCL's allgather on the parent): as init, NRANKS and RANK
+ * the parent's, GROUP the parent's hash and the split's index mixed
+ * (an_setup_split_group).
  */
-enum an_setup_kind { AN_SETUP_INIT = 1, AN_SETUP_TEARDOWN };
+enum an_setup_kind { AN_SETUP_INIT = 1, AN_SETUP_TEARDOWN, AN_SETUP_SPLIT };
 struct an_setup {
 	uint32_t pid;
 	uint64_t group;
+	uint64_t comm;		/* split: the parent comm's hash; else 0 */
 	enum an_setup_kind kind;
 	int fn;			/* enum ccld_fn */
 	int32_t nranks, rank;
@@ -374,6 +380,8 @@ struct an_setup {
 	char name[AN_LABEL_MAX];	/* init: the comm's name in the call's config, "" none */
 };
 void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint64_t t_ns);
+/* the GROUP of the INDEX-th split (from 0) of parent comm PARENT */
+uint64_t an_setup_split_group(uint64_t parent, uint32_t index);
 
 /* Where a process runs (Kubernetes pod, namespace, container): shown with
  * it in verdicts.  VALUE: at most AN_LABEL_MAX - 1 bytes. */

@@ -4,8 +4,9 @@
 # a file before ncclCommInitRankConfig) whose rank 2 never calls it.  The
 # other three wait inside their init; ccld must give an H1 at init naming
 # rank 2, its process (the launcher's global rank 2) and what it is doing,
-# and the comm by the name the others' configs give it ("world").
-# The capture replays to the same verdict.
+# and the comm by the name the others' configs give it ("world").  Then
+# the same for ncclCommSplit: rank 1 never calls its first split.
+# The captures replay to the same verdicts.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
@@ -47,3 +48,45 @@ sys.exit(1 if bad else 0)
 PY
 replay_same init --stall "$STALL"
 echo "ok: the rank that never called init named at init, with its process"
+
+# split: rank 1 calls init, then never its first ncclCommSplit (the TP
+# split of "world"); the others wait inside theirs.  An H1 on the world
+# comm naming world rank 1 and its process.
+rm -rf "$TMP/log" "$TMP/pids"
+start_job --ranks 4 --tp 2 --steps 10 --compute-ms 5 --timeout 60 --no-split 1 \
+	--wait-init "$TMP/go2"
+pids=$(rank_pids 4)
+start_tracer split -p "$pids" --json --stall "$STALL" -o "$TMP/split.ccld"
+touch "$TMP/go2"
+WAIT_S=$((STALL + 30)) wait_for grep -qs '"class":"H1","role":"root"' "$TMP/split.jsonl" ||
+	fail "split: no H1 verdict: $(tail -3 "$TMP/split.jsonl") $(cat "$TMP/split.err")"
+sleep 1
+stop_tracer split
+stop_job "$JOB"
+
+python3 - "$TMP/split.jsonl" "$TMP/pids" <<'PY' || fail "split: wrong verdict"
+import json, sys
+vs = [json.loads(l) for l in open(sys.argv[1]) if '"verdict"' in l]
+pid1 = next(int(l.split()[1]) for l in open(sys.argv[2]) if l.split()[0] == "1")
+bad = []
+if len(vs) != 1:
+    bad.append(f"expected one verdict, got {len(vs)}")
+v = vs[0]
+t = v["evidence"]["text"]
+if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(1, pid1)]:
+    bad.append(f"not an H1 naming rank 1 (pid {pid1})")
+if v.get("comm_info", {}).get("name") != "world":
+    bad.append("not on the world comm")
+for want in (f"rank 1 of the 4 ranks of comm {v['comm']} never called ncclCommSplit",
+             "ranks 0,2,3 wait inside it", f"is pid {pid1}", "sleeping in pause()"):
+    if want not in t:
+        bad.append(f"the text does not say {want!r}")
+if v["culprits"][0].get("global_rank") != 1:
+    bad.append("no global_rank 1 in the culprit")
+for b in bad:
+    print(b)
+print(json.dumps(v))
+sys.exit(1 if bad else 0)
+PY
+replay_same split --stall "$STALL"
+echo "ok: the rank that never called its split named at the split, with its process"

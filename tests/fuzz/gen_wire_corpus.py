@@ -58,6 +58,24 @@ def setup(ts, pid, group, kind, fn, nranks, rank, returned=0, ret=0):
                                            returned, ret)
 
 
+def setup_split(ts, pid, group, parent, fn, nranks, rank, name=b""):
+    """AW_SETUP (v11): the v10 fields, the comm name (text), then kind 3's parent comm"""
+    return (hdr(SETUP, ts, 11) + struct.pack("<IQBBiiBq", pid, group, 3, fn, nranks, rank, 0, 0)
+            + struct.pack("<B", len(name)) + name + struct.pack("<Q", parent))
+
+
+def split_hang(nranks, missing):
+    """every rank of parent comm 0x5EED but MISSING enters its first split and waits"""
+    out = b""
+    for r in range(nranks):
+        if r != missing:
+            out += rec(setup_split(1_000_000_000 + r, 300 + r, 0x5B11, 0x5EED, 17, nranks, r,
+                                   b"tp"))
+    for k in range(30):
+        out += rec(hdr(CLOCK, 1_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
+    return out
+
+
 def named_ranks(nranks, parent, color, name):
     """AW_RANK (v10): key, parent, split color, comm name (u8 length + bytes)"""
     return b"".join(rec(hdr(RANK, 1_000_000_000, 10) + key(100 + r, 0xC0DE, r, nranks)
@@ -186,6 +204,7 @@ def main():
                  b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),
              "init4": init_hang(4, 2),
+             "split4": split_hang(4, 1),
              "named4": named_ranks(4, 0xF00D, 2, b"tp2"),
              "attach4dead": attached(4, 1_000_000_000, dead=3)}
     for name, data in seeds.items():

@@ -26,6 +26,7 @@ struct simjob_opts {
 	const char *wait_start, *pidfile, *init;
 	const char *wait_init;	/* ranks wait for this file before their init */
 	int noinit_rank;	/* --no-init R: R never calls init (-1: off) */
+	int nosplit_rank;	/* --no-split R: R never calls its first split (-1: off) */
 	double timeout_s;
 	int verbose;
 	/* application faults: rank -1 = off */
@@ -109,6 +110,8 @@ static const char simjob_usage[] =
 "  --stop R:S           rank R stops itself (SIGSTOP) at step S, between calls\n"
 "  --no-init R          rank R never calls ncclCommInitRank*: it blocks in pause()\n"
 "                       and the others wait inside their init\n"
+"  --no-split R         rank R calls init, then never its first ncclCommSplit:\n"
+"                       it blocks in pause(), the others wait inside the split\n"
 "  --fault-at-ms MS     the step S of --skip, --mismatch, --slow, --hang, --exit\n"
 "                       and --stop counts from the first step rank R starts at\n"
 "                       least MS ms after its first step (a fault at a time)\n"
@@ -157,7 +160,8 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "gpu-compute", 0, 0, 'G' }, { "pattern", 1, 0, 'X' },
 		{ "ranks-per-host", 1, 0, 'R' }, { "stop", 1, 0, 'O' },
 		{ "fault-at-ms", 1, 0, 'F' }, { "rank-env", 1, 0, 'V' },
-		{ "wait-init", 1, 0, 'W' }, { "no-init", 1, 0, 'N' }, { 0, 0, 0, 0 } };
+		{ "wait-init", 1, 0, 'W' }, { "no-init", 1, 0, 'N' },
+		{ "no-split", 1, 0, 'L' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -171,6 +175,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	o->skip_rank = o->mm_rank = o->slow_rank = o->hang_rank = o->exit_rank = -1;
 	o->stop_rank = -1;
 	o->noinit_rank = -1;
+	o->nosplit_rank = -1;
 	o->bw_rank = o->bw_step = o->pause_step = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -245,6 +250,11 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			o->noinit_rank = (int)strtol(optarg, &end, 10);
 			if (end == optarg || *end || o->noinit_rank < 0)
 				return simjob_bad("no-init", optarg);
+			break;
+		case 'L':
+			o->nosplit_rank = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || o->nosplit_rank < 0)
+				return simjob_bad("no-split", optarg);
 			break;
 		case 'V':
 			o->renv_rank[o->nrenv] = (int)strtol(optarg, &end, 10);

@@ -594,6 +594,11 @@ int main(int argc, char **argv)
 		NCCLOK(ncclCommInitRank(&world, n, id, g_rank));
 	else
 		NCCLOK(ncclCommInitRankConfig(&world, n, id, g_rank, &cfg));
+	if (o.nosplit_rank == g_rank) {
+		fprintf(stderr, "rank %d: never calling ncclCommSplit (injected)\n", g_rank);
+		for (;;)
+			pause();
+	}
 	split_named(world, g_rank / tp, "tp", &ctp);
 	split_named(world, ppi * tp + tpi, "dp", &cdp);
 	split_named(world, dpi * tp + tpi, "pp", &cpp);

@@ -181,6 +181,83 @@ static void test_teardown_stuck(void)
 	sim_fini(&s);
 }
 
+/* ITS split (from 0) of comm COMM of 4 ranks, entered by rank G, its config naming NAME */
+static void split(struct sim *s, int g, uint32_t its, const char *name, bool returned)
+{
+	struct an_setup st = { .pid = 100 + g, .group = an_setup_split_group(COMM, its),
+			       .comm = COMM, .kind = AN_SETUP_SPLIT, .fn = CCLD_FN_SPLIT,
+			       .nranks = 4, .rank = g, .returned = returned };
+
+	snprintf(st.name, sizeof(st.name), "%s", name);
+	an_setup_call(s->an, s->host_id[0], &st, s->now[0]);
+}
+
+/*
+ * Ranks 0, 2, 3 of comm COMM wait in their second ncclCommSplit; rank 1
+ * (pid 101) never calls it: an H1 on COMM naming it, from COMM's ranks.
+ * Their first split, which all returned, says nothing.
+ */
+static void test_split_missing(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int g;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, COMM, 4, NULL);
+	for (g = 0; g < 4; g++)
+		split(&s, g, 0, g < 2 ? "tp0" : "tp1", false);
+	for (g = 0; g < 4; g++)
+		split(&s, g, 0, "", true);
+	for (g = 0; g < 4; g++)
+		if (g != 1)
+			split(&s, g, 1, "dp", false);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK(v->comm == COMM);
+	CHECK_STR(sim_culprits(v), "1");
+	CHECK_INT(v->cul[0].pid, 101);
+	CHECK(strstr(v->text, "rank 1 of the 4 ranks of comm 1111222233334444 never called "
+		     "ncclCommSplit (\"dp\"); ranks 0,2,3 wait inside it for") != NULL);
+	CHECK(strstr(v->text, "; rank 1 of comm 1111222233334444 is pid 101: ") != NULL);
+	/* it comes: every rank returns, a recovery */
+	split(&s, 1, 1, "dp", false);
+	for (g = 0; g < 4; g++)
+		split(&s, g, 1, "", true);
+	CHECK_INT(s.nv, 2);
+	CHECK_INT(s.v[1].kind, AN_V_RECOVERED);
+	sim_fini(&s);
+}
+
+/* names that differ (one per color) are not shown; all inside, none back: H3 */
+static void test_split_stuck(void)
+{
+	struct sim s;
+	int g;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, COMM, 4, NULL);
+	for (g = 0; g < 4; g++)
+		split(&s, g, 0, g < 2 ? "tp0" : "tp1", false);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	CHECK_INT(s.v[0].cls, AN_H3);
+	CHECK(strstr(s.v[0].text, "all 4 ranks of comm 1111222233334444 entered ncclCommSplit "
+		     "and none returned") != NULL);
+	/* a split record without its parent comm is refused */
+	{
+		struct an_setup st = { .pid = 100, .group = 7, .kind = AN_SETUP_SPLIT,
+				       .fn = CCLD_FN_SPLIT, .nranks = 4 };
+		uint64_t before = an_stats(s.an)->rejected;
+
+		an_setup_call(s.an, s.host_id[0], &st, s.now[0]);
+		CHECK(an_stats(s.an)->rejected == before + 1);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_missing_rank();
@@ -189,5 +266,7 @@ int main(void)
 	test_named_init();
 	test_quiet();
 	test_teardown_stuck();
+	test_split_missing();
+	test_split_stuck();
 	return check_finish("test_an_setup");
 }

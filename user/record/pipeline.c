@@ -329,8 +329,9 @@ static void sink_call_done(void *ctx, const struct call_rec *c)
 }
 
 /*
- * An init (the group: its unique id) or a teardown (the group: the comm)
- * as the analyzer follows them (an_setup_call); false for other calls.
+ * An init (the group: its unique id), a split (the parent and the split's
+ * index) or a teardown (the group: the comm) as the analyzer follows them
+ * (an_setup_call); false for other calls.
  */
 static bool setup_of(const struct comm_call_rec *c, struct an_setup *s)
 {
@@ -345,6 +346,17 @@ static bool setup_of(const struct comm_call_rec *c, struct an_setup *s)
 		s->group = c->id_hash;
 		s->nranks = c->arg_nranks;
 		s->rank = c->arg_rank;
+		snprintf(s->name, sizeof(s->name), "%s", c->name);
+		return true;
+	}
+	/* every rank of the parent calls it, the k-th split with the others' k-th */
+	if (c->fn == CCLD_FN_SPLIT && c->parent_hash && c->parent_nranks > 0 &&
+	    c->parent_rank >= 0 && c->parent_rank < c->parent_nranks) {
+		s->kind = AN_SETUP_SPLIT;
+		s->group = an_setup_split_group(c->parent_hash, c->split_index);
+		s->comm = c->parent_hash;
+		s->nranks = c->parent_nranks;
+		s->rank = c->parent_rank;
 		snprintf(s->name, sizeof(s->name), "%s", c->name);
 		return true;
 	}

@@ -82,7 +82,10 @@ struct comm_call_rec {
 	int32_t arg_rank;
 	int32_t color;
 	int32_t key;
-	uint64_t parent_hash;	/* Split/Shrink: the parent comm's hash */
+	uint64_t parent_hash;	/* Split/Shrink: the parent comm's hash ... */
+	int32_t parent_rank;	/* ... this rank there, its size (-1 unknown) ... */
+	int32_t parent_nranks;
+	uint32_t split_index;	/* ... and the parent's splits returned before */
 	uint64_t id_hash;	/* InitRank*: the unique id's hash (its ranks share it) */
 	char name[64];		/* the config's commName, "" where none */
 	bool has_ret;

@@ -58,6 +58,8 @@ void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
 	pi->rec.fn = ev->fn;
 	pi->rec.rank = -1;
 	pi->rec.nranks = -1;
+	pi->rec.parent_rank = -1;
+	pi->rec.parent_nranks = -1;
 	pi->rec.arg_nranks = ev->u.comm.nranks;
 	pi->rec.arg_rank = ev->u.comm.rank;
 	pi->rec.color = ev->u.comm.color;
@@ -85,6 +87,9 @@ void st_on_comm(struct state *s, uint32_t host, const struct ccld_event *ev)
 		}
 	} else if (cr) {
 		pi->rec.parent_hash = cr->hash;
+		pi->rec.parent_rank = cr->rank;
+		pi->rec.parent_nranks = cr->nranks;
+		pi->rec.split_index = cr->split_count;
 	}
 	if (s->sink.comm_enter)
 		s->sink.comm_enter(s->sink.ctx, &pi->rec);
