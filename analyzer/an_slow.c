@@ -104,6 +104,7 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		s->bocd = sl_bocd_new(&bc);
 	}
 	s->next = -1;
+	s->first_seq = -1;
 	s->holder = calloc((size_t)nranks, sizeof(*s->holder));
 	s->pend_hcomm = calloc((size_t)nranks, sizeof(*s->pend_hcomm));
 	s->pend_hseq = calloc((size_t)nranks, sizeof(*s->pend_hseq));
@@ -313,7 +314,7 @@ static void feed(struct an *an, struct an_comm *c)
 		note_waits(s, rd, c->nranks);
 		slow_note_arrivals(c, rd);
 		if (c->sampling) {
-			if (s->pend_ev && !(s->pend_ev & (PEND_RISE | PEND_GROUP)) &&
+			if (s->pend_ev && !(s->pend_ev & (PEND_RISE | PEND_GROUP | PEND_SURVEY)) &&
 			    slow_sample_turned(s, rd, in.iter, an->cfg.slow_min_iters))
 				slow_sample_reanchor(an, c, rd, in.iter);
 			slow_sampled_round(c, rd, in.iter);
@@ -503,7 +504,7 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		return;
 	s = c->slow;
 	if (s->next < 0)
-		s->next = sg->seq;
+		s->next = s->first_seq = sg->seq;
 	if (sg->seq < s->next)
 		return;		/* that round was handed over, or skipped */
 	/* a round that cannot complete any more (a rank never reported it) */

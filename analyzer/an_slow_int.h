@@ -152,6 +152,7 @@ struct an_slow {
 	int64_t samp_iter;	/* the latest of them, -1 */
 	bool samp_iter_slow;	/* ... one of its rounds was slow */
 	uint32_t arr_rounds;
+	uint64_t arr_t0, arr_t1;	/* the first's and the latest's end */
 	uint32_t *arr_last;	/* [nranks] rounds in which the rank arrived last */
 	double *arr_gap;	/* [nranks] ... the others' wait for it, summed */
 	uint32_t *arr_held;	/* [nranks] ... its GPU coming straight from an op of
@@ -192,6 +193,14 @@ struct an_slow {
 	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
 	uint64_t arr_held_by;	/* ... late because its op in this comm ended late, 0 */
 	struct slow_p2p_found arr_p2p;	/* ... found by its p2p entries (comm != 0) */
+	/* a survey of its arrivals (an_slow_survey.c): done, and what it found */
+	int64_t first_seq;	/* the first round reported: > 0 where ccld came late */
+	bool surveyed;
+	uint32_t survey_need;	/* rounds with every arrival it waits for */
+	bool survey_open;	/* its incident is open ... */
+	int32_t survey_rank;	/* ... naming this rank ... */
+	uint64_t survey_onset;	/* ... since this survey began ... */
+	uint64_t survey_next;	/* ... and is surveyed again from then */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;
 	int32_t said_p2p_rank;
@@ -260,6 +269,7 @@ struct an_slow {
 #define PEND_RISE	0x1000	/* the network part rose: class and culprit from it */
 #define PEND_ARRIVE	0x2000	/* CCL-D's S1 where starts are unknown: who arrives last */
 #define PEND_GROUP	0x4000	/* slower than its comparable comms: class and culprit */
+#define PEND_SURVEY	0x8000	/* a run-ahead comm already slow? (an_slow_survey.c) */
 
 /*
  * The comparable-group check (an_slow_group.c): a scan of every comm's
@@ -478,6 +488,15 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 				 double *a, double *b, uint64_t *held);
 /* a sample started for PEND_RISE ended: the verdict, or none */
 void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/*
+ * an_slow_survey.c: a judged round RD of C: a survey's step sample starts
+ * where due
+ */
+void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd);
+/* a survey's sample has too few rounds yet (NOW: its clock) */
+bool slow_survey_short(const struct an_slow *s, uint64_t now);
+/* a survey's sample ended: a verdict, a recovery, or nothing */
+void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */
 bool slow_runahead(const struct an_slow *s);
 

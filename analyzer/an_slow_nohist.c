@@ -141,7 +141,9 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	}
 	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
 		return;
-	s->arr_rounds++;
+	if (!s->arr_rounds++)
+		s->arr_t0 = rd->t_end;
+	s->arr_t1 = rd->t_end;
 	s->arr_last[last]++;
 	s->arr_gap[last] += gap;
 	if ((held = slow_late_from(rd, last, gap))) {
@@ -1002,6 +1004,7 @@ void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round
 			"rounds' starts unknown (the CPU runs ahead of its GPU)");
 	unsaid_round(an, c, rd);
 	rise_round(an, c, rd);
+	slow_survey_round(an, c, rd);
 	if (exact) {
 		peer_undecided(c);
 		peer_round(an, c, rd, learned);

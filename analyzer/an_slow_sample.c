@@ -403,6 +403,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 	s->samp_defer = false;
 	s->defer_t0 = 0;
 	s->arr_rounds = s->samp_rounds = 0;
+	s->arr_t0 = s->arr_t1 = 0;
 	s->samp_iters = s->samp_slow_iters = 0;
 	s->samp_iter = -1;
 	s->samp_iter_slow = false;
@@ -482,13 +483,16 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			ready += steps >= SAMPLE_STEPS;
 		}
 	}
-	if (ready < (uint32_t)c->nranks && now - s->samp_t0 < SAMPLE_MAX_NS)
+	if ((ready < (uint32_t)c->nranks && now - s->samp_t0 < SAMPLE_MAX_NS) ||
+	    slow_survey_short(s, now))
 		return;
 	s->have_srate = timed >= 2;
 	an_suspect_comm(an, c, false, true, UINT32_MAX, 0);
 	s->pend.t_end = now;
 	s->pend.host = s->samp_host;
-	if (s->pend_ev & PEND_RISE) {
+	if (s->pend_ev & PEND_SURVEY) {
+		slow_survey_sampled(an, c, now);
+	} else if (s->pend_ev & PEND_RISE) {
 		slow_rise_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_GROUP) {
 		slow_group_sampled(an, c, now);

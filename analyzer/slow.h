@@ -284,6 +284,12 @@ struct sl_peer;
 /* NULL on bad arguments (nranks < 2, share <= 0.5, min_rounds 0) or no memory;
  * c NULL: defaults.  Memory O(nranks + 64). */
 struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks);
+/*
+ * The fewest rounds in which one of NRANKS ranks, each last with chance
+ * 1/NRANKS, is last in SHARE of them at most CHANCE of the time; MAX where
+ * more would be needed
+ */
+uint32_t sl_chance_rounds(uint32_t nranks, double share, double chance, uint32_t max);
 void sl_peer_free(struct sl_peer *p);
 /* One round whose every rank's start is known: durations [nranks] (NaN:
  * that round is skipped), its end, its iteration (non-decreasing).  True

@@ -67,26 +67,31 @@ struct sl_peer {
 
 /*
  * The fewest rounds m in which one of nranks ranks, each last with chance
- * 1/nranks, is last in share of them at most PEER_CHANCE of the time:
- * nranks x P(Binomial(m, 1/nranks) >= ceil(share m)) <= PEER_CHANCE.
+ * 1/nranks, is last in share of them at most CHANCE of the time:
+ * nranks x P(Binomial(m, 1/nranks) >= ceil(share m)) <= CHANCE (MAX at most).
  * The share lets rounds off (10 of 11 at 90%): counting only streaks of
  * every round (nranks x (1/nranks)^m) made such a run 12 times likelier
  * than it said for 2 ranks.
  */
-static uint32_t chance_rounds(uint32_t nranks, double share)
+uint32_t sl_chance_rounds(uint32_t nranks, double share, double chance, uint32_t max)
 {
 	double q = 1.0 / nranks, tail;
 	uint32_t m, j, need;
 
-	for (m = 2; m < PEER_RING; m++) {
+	for (m = 2; m < max; m++) {
 		need = (uint32_t)ceil(share * m - 1e-9);
 		for (tail = 0, j = need; j <= m; j++)
 			tail += exp(lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0) +
 				    j * log(q) + (m - j) * log1p(-q));
-		if (nranks * tail <= PEER_CHANCE)
+		if (nranks * tail <= chance)
 			return m;
 	}
-	return PEER_RING;
+	return max;
+}
+
+static uint32_t chance_rounds(uint32_t nranks, double share)
+{
+	return sl_chance_rounds(nranks, share, PEER_CHANCE, PEER_RING);
 }
 
 struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks)

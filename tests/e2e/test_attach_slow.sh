@@ -5,15 +5,22 @@
 # default minimum duration of a slow verdict (3 iterations, 1 s).  No
 # baseline of the healthy job exists: the straggler must be named as S1,
 # root, by comparing the ranks of its comms, within 5 iterations (of ~0.85
-# s) of the attach.  The capture replays to the same.  (Where the CPUs run
-# ahead of their GPUs, --pattern pytorch, no round's starts are known
-# without step hooks: docs/slow.md says what is named there, and when.)
+# s) of the attach.  The capture replays to the same.  pytorch: the same
+# where the CPUs run ahead of their GPUs (rank 3's GPU computes 2x longer,
+# 100 ms steps), so no round's starts are known without step hooks: the
+# survey of a run-ahead comm (docs/slow.md) must name it within
+# PT_MAX_ITERS iterations: 16 judged rounds of its TP comm show that the
+# CPUs run ahead, then the survey waits for 59 rounds of that 2-rank comm
+# with every arrival (4 a step), 5 s at most (about 24 steps of 207 ms):
+# 30 allowed.  Its replay cannot turn hooks on, so only the live verdict
+# is checked.
 # CCLD_SCENARIO=name runs one scenario.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
 require_bpf
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 400 --jitter 10 --steps 100000 --timeout 120)
 MAX_ITERS=5
+PT_MAX_ITERS=30
 
 # iterations NS0 NS1 PID: the job's iterations between two wall-clock times,
 # from the median step time of rank PID's call log (its world all-reduces)
@@ -28,9 +35,9 @@ print(f"{(t1 - t0) / step:.1f} {step / 1e6:.0f}")
 EOF
 }
 
-# scenario NAME "JOB ARGS" CULPRIT
+# scenario NAME "JOB ARGS" CULPRIT MAX_ITERS REPLAY(1: the replay gives the same)
 scenario() {
-	local name=$1 jobargs=$2 culprit=$3
+	local name=$1 jobargs=$2 culprit=$3 max_iters=$4 replay=$5
 	begin_scenario "$name" || return 0
 	rm -rf "$TMP/log" "$TMP/pids"
 	# shellcheck disable=SC2086
@@ -55,9 +62,13 @@ print(v["type"], v["class"], " ".join(str(c["pid"]) for c in v["culprits"]), v["
 	[ "$typ $cls $cpids" = "verdict S1 $cpid" ] ||
 		fail "$name: want S1 naming rank $culprit (pid $cpid), got: $v"
 	read -r iters step <<<"$(iterations "$t0" "$det" "$cpid")"
-	awk -v i="$iters" -v m="$MAX_ITERS" 'BEGIN { exit !(i <= m) }' ||
-		fail "$name: verdict $iters iterations (of $step ms) after the attach, want <= $MAX_ITERS"
+	awk -v i="$iters" -v m="$max_iters" 'BEGIN { exit !(i <= m) }' ||
+		fail "$name: verdict $iters iterations (of $step ms) after the attach, want <= $max_iters"
 	stop_job "$JOB"
+	[ "$replay" = 1 ] || {
+		echo "$name: ok: S1 rank $culprit, $iters iterations ($step ms) after the attach"
+		return 0
+	}
 	"$BIN/ccld-trace" replay "$TMP/$name.ccld" --json >"$TMP/$name.replay" ||
 		fail "$name: replay failed"
 	diff <(grep -E '"(verdict|recovery)"' "$TMP/$name.jsonl") \
@@ -66,5 +77,6 @@ print(v["type"], v["class"], " ".join(str(c["pid"]) for c in v["culprits"]), v["
 	echo "$name: ok: S1 rank $culprit, $iters iterations ($step ms) after the attach"
 }
 
-scenario plain "--slow 3:0:2" 3
+scenario plain "--slow 3:0:2" 3 "$MAX_ITERS" 1
+scenario pytorch "--pattern pytorch --compute-ms 100 --slow 3:0:2" 3 "$PT_MAX_ITERS" 0
 echo "ok: a job slow before ccld attached had its straggler named"

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Already slow where the CPU runs ahead (docs/slow.md, "A survey of a
+ * job already slow"): attached to a PyTorch-like job whose straggler was
+ * slow before ccld came, no round has known starts without step hooks,
+ * so the peer comparison never runs, and CCL-D learns its baseline on the
+ * slow job.  Once a comm that ran before ccld came is known to run ahead,
+ * with no incident open, one step sample (a survey) shows its GPUs'
+ * arrivals: a rank last in most of them, keeping the others waiting a
+ * real share of the round, is a straggler with no healthy history needed.  While that incident is open,
+ * a survey again every SURVEY_EVERY_NS tells whether it recovered.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include "an_slow_int.h"
+
+#define SURVEY_ROUNDS	8	/* sampled rounds with every arrival, at least ... */
+#define SURVEY_MAX_ROUNDS	128	/* ... at most (2 ranks need 59, 4 need 15) */
+#define SURVEY_CHANCE	1e-4	/* ... so many that chance makes a rank last so often */
+#define SURVEY_LAST	0.75	/* last in this share of them ... */
+#define SURVEY_LEAD	0.25	/* ... by this share of the interval between rounds ... */
+#define SURVEY_LEAD_MIN_NS	1000000.0	/* ... and this long at least */
+#define SURVEY_EVERY_NS	30000000000ull	/* an open incident surveyed again */
+#define SURVEY_FIRST_SEQ	16	/* the comm's rounds before the first seen, at least */
+
+/* C's rounds began before ccld came (its seqs count from the attach, or start late) */
+static bool came_late(const struct an_comm *c)
+{
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (c->r[k].seq_from_attach)
+			return true;
+	return c->slow->first_seq >= SURVEY_FIRST_SEQ;
+}
+
+/* C's incidents and samples: none of them open, a survey may run */
+static bool quiet(const struct an_comm *c)
+{
+	const struct an_slow *s = c->slow;
+
+	return !c->sampling && !s->active && !s->peer_active && !s->rise_wait &&
+	       !s->rise_said && !s->samp_defer && !s->ccld_unsaid &&
+	       !sl_det_result(s->det)->active;
+}
+
+void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
+{
+	struct an_slow *s = c->slow;
+
+	/*
+	 * Only where the job ran before ccld came: traced from its start, the
+	 * baseline is the job's start, and a survey's hooks would only delay
+	 * the baselines of every comm of its processes
+	 */
+	if (!slow_runahead(s) || !came_late(c))
+		return;
+	if (s->survey_open) {
+		/* another detector's incident took over: it speaks, and ends it */
+		if (!s->active || s->root_cul != s->survey_rank || s->peer_active ||
+		    s->rise_said || sl_det_result(s->det)->active) {
+			s->survey_open = false;
+			return;
+		}
+		if (c->sampling || rd->t_end < s->survey_next)
+			return;
+	} else if (s->surveyed || !quiet(c)) {
+		return;
+	}
+	if (!slow_can_sample(an, c, rd->t_end))
+		return;		/* hooks busy: a later round */
+	s->surveyed = true;
+	s->survey_next = rd->t_end + SURVEY_EVERY_NS;
+	s->survey_need = sl_chance_rounds((uint32_t)c->nranks, SURVEY_LAST, SURVEY_CHANCE,
+					  SURVEY_MAX_ROUNDS);
+	if (s->survey_need < SURVEY_ROUNDS)
+		s->survey_need = SURVEY_ROUNDS;
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": %s (its rounds'"
+			" starts are unknown)\n", c->hash,
+			rd->seq, s->survey_open ? "surveyed again" : "survey");
+	slow_start_sample(an, c, rd, -1, PEND_SURVEY);
+}
+
+bool slow_survey_short(const struct an_slow *s, uint64_t now)
+{
+	return (s->pend_ev & PEND_SURVEY) && s->arr_rounds < s->survey_need &&
+	       now - s->samp_t0 < SAMPLE_MAX_NS;
+}
+
+void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	double iv = s->arr_rounds > 1 && s->arr_t1 > s->arr_t0 ?
+		    (double)(s->arr_t1 - s->arr_t0) / (s->arr_rounds - 1) : NAN, share, lead;
+	const struct an_comm *root;
+	struct an_verdict *v;
+	uint64_t held;
+	int32_t rank = slow_arrival_culprit(c, &share, &lead, &held);
+	bool named = rank >= 0 && s->arr_rounds >= s->survey_need &&
+		     s->arr_last[rank] >= SURVEY_LAST * s->arr_rounds &&
+		     lead >= SURVEY_LEAD * iv && lead >= SURVEY_LEAD_MIN_NS;
+
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " survey: %u rounds with every"
+			" arrival (%u wanted), likeliest straggler %d (last in %u, %.0f%% of"
+			" the wait, %.2f ms ahead, a round every %.2f ms%s): %s\n", c->hash,
+			s->arr_rounds, s->survey_need, rank, rank >= 0 ? s->arr_last[rank] : 0,
+			100 * share, lead / 1e6, iv / 1e6,
+			held ? ", its GPU late from another comm's op" : "",
+			named && !held ? "a straggler" : "none");
+	if (s->survey_open) {
+		if (named && rank == s->survey_rank)
+			return;		/* still slow: the incident stays open */
+		s->survey_open = false;
+		v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, s->survey_rank, true, 0, &root);
+		v->onset_ns = s->survey_onset;
+		an_text(v, "comm %016" PRIx64 " is back: a survey with step hooks no longer"
+			" finds rank %d arriving last (%u rounds with every arrival)", c->hash,
+			s->survey_rank, s->arr_rounds);
+		an_val_s(v, "detector", "survey");
+		slow_send_verdict(an, v);
+		/* its baseline was learned on the slow job */
+		slow_det_relearn(an, c);
+		return;
+	}
+	/*
+	 * Its GPU came late from another comm's op (a pipeline stage's
+	 * send/recv, a TP op): with no history, an imbalance built into the
+	 * job (the stage that computes the loss) looks the same; that comm's
+	 * own survey names its straggler, if it has one
+	 */
+	if (!named || held)
+		return;
+	v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, rank, false, 0, &root);
+	s->survey_open = true;
+	s->survey_rank = rank;
+	s->survey_onset = s->samp_t0;
+	v->onset_ns = s->samp_t0;	/* the slowdown began before: unknown */
+	an_text(v, "comm %016" PRIx64 " has a straggler, found by a survey of %u of its"
+		" rounds with step hooks (one every %.2f ms): its CPUs queue their calls"
+		" ahead of their GPUs, so no round shows who arrives last without them,"
+		" and a baseline learned on the job as it is shows no slowdown that"
+		" began before", c->hash, s->arr_rounds, iv / 1e6);
+	s->arr_held_by = 0;
+	slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);
+	an_val_s(v, "detector", "survey");
+	an_val_i(v, "rounds", s->arr_rounds);
+	an_val_i(v, "last_rounds", s->arr_last[rank]);
+	an_val_f(v, "interval_ms", iv / 1e6);
+	an_val_i(v, "nranks", c->nranks);
+	slow_send_verdict(an, v);
+}
