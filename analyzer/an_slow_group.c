@@ -119,8 +119,7 @@ static struct sl_comm_stat *scan(struct an *an, size_t *n)
 	return st;
 }
 
-/* another detector's incident, or a sample, speaks for C */
-static bool covered(const struct an_comm *c)
+bool slow_covered(const struct an_comm *c)
 {
 	const struct an_slow *s = c->slow;
 
@@ -207,7 +206,7 @@ static void group_step(struct an *an, struct an_comm *c)
 		}
 		return;
 	}
-	if (!deviant || covered(c)) {
+	if (!deviant || slow_covered(c)) {
 		s->grp_scans = 0;
 		return;
 	}

@@ -473,6 +473,8 @@ struct an_verdict *slow_nohist_frame(struct an *an, struct an_comm *c,
 void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			enum an_class cls, int32_t rank, double a, double b,
 			const struct an_comm *root);
+/* another detector's incident, or a sample, speaks for C */
+bool slow_covered(const struct an_comm *c);
 /* a sample started for PEND_GROUP ended: the verdict, or none */
 void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /*

@@ -354,6 +354,23 @@ static bool entered_after_wait(const struct an_proc *p, uint64_t h, uint64_t t_e
 }
 
 /*
+ * A's peer's record of its ops toward rank X of H, where the peer is
+ * another rank whose process (*PQ) is known and on ME's host (entries
+ * compared on one clock); else NULL
+ */
+static const struct an_p2p *peer_side(const struct an *an, const struct an_comm *h,
+				      int32_t x, const struct an_p2p *a,
+				      const struct an_proc *me, const struct an_proc **pq)
+{
+	if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
+		return NULL;
+	*pq = an_proc_of(an, &h->r[a->peer]);
+	if (!*pq || (*pq)->host != me->host)
+		return NULL;
+	return an_p2p_find(&h->r[a->peer], x);
+}
+
+/*
  * Rank RANK of C in comm H, whose late op held its GPU: where H's ops are
  * p2p (H has no rounds to compare), did RANK's process enter its latest
  * send and receive there LEAD / 2 or more after each peer entered the
@@ -383,9 +400,7 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 
 		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
 			continue;
-		pq = an_proc_of(an, &h->r[a->peer]);
-		b = an_p2p_find(&h->r[a->peer], x);
-		if (!pq || pq->host != me->host || !b)
+		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			return false;
 		for (d = 0; d < 2; d++) {
 			if (!a->n[d])
@@ -477,11 +492,7 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 		const struct an_p2p *b;
 		struct p2p_lag g;
 
-		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
-			continue;
-		pq = an_proc_of(an, &h->r[a->peer]);
-		b = an_p2p_find(&h->r[a->peer], x);
-		if (!pq || pq->host != me->host || !b)
+		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			continue;
 		p2p_lag(b, a, lead_ns / 2, &g);
 		if (p2p_lag_holds(&g)) {
@@ -520,11 +531,7 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 		const struct an_p2p *b;
 		struct p2p_lag g;
 
-		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
-			continue;
-		pq = an_proc_of(an, &h->r[a->peer]);
-		b = an_p2p_find(&h->r[a->peer], x);
-		if (!pq || pq == me || pq->host != me->host || !b)
+		if (!(b = peer_side(an, h, x, a, me, &pq)) || pq == me)
 			continue;
 		p2p_lag(b, a, thr_ns, &g);
 		if (p2p_lag_holds(&g))

@@ -35,20 +35,12 @@ static bool came_late(const struct an_comm *c)
 	return c->slow->first_seq >= SURVEY_FIRST_SEQ;
 }
 
-/* C's incidents and samples: none of them open, a survey may run */
-static bool quiet(const struct an_comm *c)
-{
-	const struct an_slow *s = c->slow;
-
-	return !c->sampling && !s->active && !s->peer_active && !s->rise_wait &&
-	       !s->rise_said && !s->samp_defer && !s->ccld_unsaid &&
-	       !sl_det_result(s->det)->active;
-}
-
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
 
+	if (s->surveyed && !s->survey_open)
+		return;		/* once per comm: the common case, first */
 	/*
 	 * Only where the job ran before ccld came: traced from its start, the
 	 * baseline is the job's start, and a survey's hooks would only delay
@@ -65,7 +57,7 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 		}
 		if (c->sampling || rd->t_end < s->survey_next)
 			return;
-	} else if (s->surveyed || !quiet(c)) {
+	} else if (slow_covered(c)) {
 		return;
 	}
 	if (!slow_can_sample(an, c, rd->t_end))

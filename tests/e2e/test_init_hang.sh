@@ -12,16 +12,25 @@
 require_bpf
 STALL=3
 
-start_job --ranks 4 --tp 2 --steps 10 --compute-ms 5 --timeout 60 --no-init 2 \
-	--wait-init "$TMP/go"
-pids=$(rank_pids 4)
-start_tracer init -p "$pids" --json --stall "$STALL" -o "$TMP/init.ccld"
-touch "$TMP/go"
-WAIT_S=$((STALL + 30)) wait_for grep -qs '"class":"H1","role":"root"' "$TMP/init.jsonl" ||
-	fail "no H1 verdict: $(tail -3 "$TMP/init.jsonl") $(cat "$TMP/init.err")"
-sleep 1
-stop_tracer init
-stop_job "$JOB"
+# setup_hang NAME FAULT...: a 4-rank job with FAULT traced from before its
+# init until its H1 root comes ($TMP/NAME.jsonl, $TMP/NAME.ccld)
+setup_hang() {
+	local name=$1
+	shift
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	start_job --ranks 4 --tp 2 --steps 10 --compute-ms 5 --timeout 60 "$@" \
+		--wait-init "$TMP/go"
+	pids=$(rank_pids 4)
+	start_tracer "$name" -p "$pids" --json --stall "$STALL" -o "$TMP/$name.ccld"
+	touch "$TMP/go"
+	WAIT_S=$((STALL + 30)) wait_for grep -qs '"class":"H1","role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no H1 verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.err")"
+	sleep 1
+	stop_tracer "$name"
+	stop_job "$JOB"
+}
+
+setup_hang init --no-init 2
 
 python3 - "$TMP/init.jsonl" "$TMP/pids" <<'PY' || fail "wrong verdict"
 import json, sys
@@ -52,17 +61,7 @@ echo "ok: the rank that never called init named at init, with its process"
 # split: rank 1 calls init, then never its first ncclCommSplit (the TP
 # split of "world"); the others wait inside theirs.  An H1 on the world
 # comm naming world rank 1 and its process.
-rm -rf "$TMP/log" "$TMP/pids"
-start_job --ranks 4 --tp 2 --steps 10 --compute-ms 5 --timeout 60 --no-split 1 \
-	--wait-init "$TMP/go2"
-pids=$(rank_pids 4)
-start_tracer split -p "$pids" --json --stall "$STALL" -o "$TMP/split.ccld"
-touch "$TMP/go2"
-WAIT_S=$((STALL + 30)) wait_for grep -qs '"class":"H1","role":"root"' "$TMP/split.jsonl" ||
-	fail "split: no H1 verdict: $(tail -3 "$TMP/split.jsonl") $(cat "$TMP/split.err")"
-sleep 1
-stop_tracer split
-stop_job "$JOB"
+setup_hang split --no-split 1
 
 python3 - "$TMP/split.jsonl" "$TMP/pids" <<'PY' || fail "split: wrong verdict"
 import json, sys

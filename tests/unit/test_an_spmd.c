@@ -52,22 +52,31 @@ static int culprit_g(const struct an_verdict *v)
  * entered P0's ops up to seq 2 before W's round 3, rank 0 and P1's ranks
  * up to seq 3: rank 1 skipped P0's seq 3.
  */
+/* iteration 3 as rank 1 skipping its P0 op shows it (LOST_BEFORE_W: its process lost records) */
+static void pair_op_missing(struct sim *s, bool lost_before_w)
+{
+	int r;
+
+	sim_call(s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 2; r++) {
+		struct an_op op = sim_call(s, P1, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+		sim_complete(s, &op);
+	}
+	if (lost_before_w)
+		an_records_lost(s->an, s->host_id[0], 101, 2, s->now[0]);
+	sim_step(s, 1000000);
+	for (r = 0; r < 4; r++)
+		sim_call(s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+}
+
 static void test_skipped_pair_op(void)
 {
 	const struct an_verdict *v;
 	struct sim s;
-	int r;
 
 	job(&s);
-	sim_call(&s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 2; r++) {
-		struct an_op op = sim_call(&s, P1, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-
-		sim_complete(&s, &op);
-	}
-	sim_step(&s, 1000000);
-	for (r = 0; r < 4; r++)
-		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	pair_op_missing(&s, false);
 	sim_tick(&s, 6);
 	v = first_root(&s);
 	CHECK(v != NULL);
@@ -159,19 +168,9 @@ static void test_lost_entry_not_a_skip(void)
 {
 	const struct an_verdict *v;
 	struct sim s;
-	int r;
 
 	job(&s);
-	sim_call(&s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 2; r++) {
-		struct an_op op = sim_call(&s, P1, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-
-		sim_complete(&s, &op);
-	}
-	an_records_lost(s.an, s.host_id[0], 101, 2, s.now[0]);
-	sim_step(&s, 1000000);
-	for (r = 0; r < 4; r++)
-		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	pair_op_missing(&s, true);
 	/* a look at its memory: it launched P0's seq 3 (when is not known) */
 	sim_step(&s, 2000000000ull);
 	sim_launched(&s, P0, 1, 4);
