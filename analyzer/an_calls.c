@@ -134,7 +134,8 @@ void an_op_enter(struct an *an, const struct an_op *op)
 	after = an->cfg.call_order && p && p->last_call_comm &&
 		p->last_call_comm != op->k.comm;
 	if (p && p->last_call_comm != op->k.comm) {
-		p->sw[p->nsw % AN_SWITCH_RING] = (struct an_switch){ op->k.comm, op->t_ns };
+		p->sw[p->nsw % AN_SWITCH_RING] = (struct an_switch){ op->k.comm, op->t_ns,
+								     op->k.rank };
 		p->nsw++;
 	}
 	if (p)

@@ -310,10 +310,11 @@ struct an_proc {
 	uint64_t last_call_comm;	/* the comm of its latest call, 0 */
 	/*
 	 * its latest calls into another comm than the call before (the comm,
-	 * the entry): a tier B completion after one of them completed that
-	 * later op too, so it only bounds the end of an earlier op
+	 * the entry, its rank there): a tier B completion after one of them
+	 * completed that later op too, so it only bounds the end of an
+	 * earlier op; an_p2p_align finds the comms two processes share there
 	 */
-	struct an_switch { uint64_t comm, t; } sw[AN_SWITCH_RING];
+	struct an_switch { uint64_t comm, t; int32_t rank; } sw[AN_SWITCH_RING];
 	uint32_t nsw;
 	/* step hooks on it for this many suspected or sampled comms (live) ... */
 	uint32_t hooked;
@@ -429,6 +430,16 @@ struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
 void an_comm_free(struct an *an, struct an_comm *c);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);
+
+/*
+ * an_p2p_align.c: op k of direction D of rank X's counter A (toward its
+ * peer in H) is op k - *OFF of the peer's counter B toward X (direction
+ * !D).  0 where both count from the comm's creation; counts from the
+ * attach are lined up by collectives both processes entered.  False:
+ * which op matches which is not known.
+ */
+bool an_p2p_align(const struct an *an, const struct an_comm *h, int32_t x,
+		  const struct an_p2p *a, const struct an_p2p *b, int d, int64_t *off);
 /* the process (HOST, PID), made known if it was not (NULL: no memory) */
 struct an_proc *an_proc_add(struct an *an, uint32_t host, uint32_t pid);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);

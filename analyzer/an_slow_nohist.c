@@ -371,6 +371,28 @@ static const struct an_p2p *peer_side(const struct an *an, const struct an_comm 
 }
 
 /*
+ * Which op of one side matches which of the other, per direction of the
+ * side E: E's op k of direction d is the other's op k - off[d] (ok[d]:
+ * known, an_p2p_align)
+ */
+struct p2p_match { int64_t off[2]; bool ok[2]; };
+
+/* E is A (rank X's counter toward its peer, B the peer's toward X), or B (MIRROR) */
+static void p2p_match_of(const struct an *an, const struct an_comm *h, int32_t x,
+			 const struct an_p2p *a, const struct an_p2p *b, bool mirror,
+			 struct p2p_match *m)
+{
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		int64_t off;
+
+		m->ok[mirror ? !d : d] = an_p2p_align(an, h, x, a, b, d, &off);
+		m->off[mirror ? !d : d] = mirror ? -off : off;
+	}
+}
+
+/*
  * Rank RANK of C in comm H, whose late op held its GPU: where H's ops are
  * p2p (H has no rounds to compare), did RANK's process enter its latest
  * send and receive there LEAD / 2 or more after each peer entered the
@@ -397,16 +419,21 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 		const struct an_p2p *a = &rx->p2p[i];
 		const struct an_proc *pq;
 		const struct an_p2p *b;
+		struct p2p_match m;
 
 		if (a->peer < 0 || a->peer >= h->nranks || a->peer == x)
 			continue;
 		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			return false;
+		p2p_match_of(an, h, x, a, b, false, &m);
 		for (d = 0; d < 2; d++) {
+			/* the peer's count, in RANK's: how many of its ops it matched */
+			int64_t theirs = b->n[!d] + m.off[d];
+
 			if (!a->n[d])
 				continue;
-			if (b->n[!d] < a->n[d] ||
-			    (b->n[!d] == a->n[d] &&
+			if (!m.ok[d] || theirs < a->n[d] ||
+			    (theirs == a->n[d] &&
 			     (double)a->t_enter[d] < (double)b->t_enter[!d] + lead_ns / 2) ||
 			    entered_after_wait(me, h->hash, a->t_enter[d], lead_ns))
 				return false;
@@ -420,13 +447,13 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
  * Their last matched ops (both directions, each op's own entry, on one
  * host's clock): in how many of the PAIRS did L enter its side THR_NS or
  * more after E entered its own (LATE, SUM_NS their lateness); LAST, FN: L's
- * latest such op, counted per peer and direction.  Counts from the attach
- * are skipped: their k-th ops need not match.
+ * latest such op, counted per peer and direction.  M says which of E's ops
+ * is which of L's; a direction where that is not known is skipped.
  */
 struct p2p_lag { uint32_t pairs, late; double sum_ns; int64_t last; int fn; };
 
-static void p2p_lag(const struct an_p2p *l, const struct an_p2p *e, double thr_ns,
-		    struct p2p_lag *g)
+static void p2p_lag(const struct an_p2p *l, const struct an_p2p *e,
+		    const struct p2p_match *mt, double thr_ns, struct p2p_lag *g)
 {
 	int d;
 
@@ -434,14 +461,17 @@ static void p2p_lag(const struct an_p2p *l, const struct an_p2p *e, double thr_n
 	g->last = -1;
 	/* E's sends first: of two ops as recent, L's receive is its latest */
 	for (d = 0; d < 2; d++) {
-		int64_t m = e->n[d] < l->n[!d] ? e->n[d] : l->n[!d];
-		int64_t hi = e->n[d] > l->n[!d] ? e->n[d] : l->n[!d], k;
+		/* in E's count: L's ops are k - off */
+		int64_t off = mt->off[d], nl = l->n[!d] + off;
+		int64_t m = e->n[d] < nl ? e->n[d] : nl;
+		int64_t hi = e->n[d] > nl ? e->n[d] : nl, k;
 
-		if (e->from_attach[d] || l->from_attach[!d])
+		if (!mt->ok[d])
 			continue;
-		for (k = hi - AN_P2P_HIST > 0 ? hi - AN_P2P_HIST : 0; k < m; k++) {
+		k = hi - AN_P2P_HIST > 0 ? hi - AN_P2P_HIST : 0;
+		for (k = k > off ? k : off; k < m; k++) {
 			uint64_t te = e->t_hist[d][(uint64_t)k % AN_P2P_HIST];
-			uint64_t tl = l->t_hist[!d][(uint64_t)k % AN_P2P_HIST];
+			uint64_t tl = l->t_hist[!d][(uint64_t)(k - off) % AN_P2P_HIST];
 
 			if (!tl || !te)
 				continue;
@@ -450,8 +480,8 @@ static void p2p_lag(const struct an_p2p *l, const struct an_p2p *e, double thr_n
 				g->late++;
 				g->sum_ns += (double)(tl - te);
 			}
-			if (k > g->last) {
-				g->last = k;
+			if (k - off > g->last) {
+				g->last = k - off;
 				g->fn = d ? CCLD_FN_SEND : CCLD_FN_RECV;
 			}
 		}
@@ -492,9 +522,12 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 		const struct an_p2p *b;
 		struct p2p_lag g;
 
+		struct p2p_match m;
+
 		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			continue;
-		p2p_lag(b, a, lead_ns / 2, &g);
+		p2p_match_of(an, h, x, a, b, false, &m);
+		p2p_lag(b, a, &m, lead_ns / 2, &g);
 		if (p2p_lag_holds(&g)) {
 			*late_ns = g.sum_ns / g.late;
 			*op = g.last;
@@ -531,12 +564,16 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 		const struct an_p2p *b;
 		struct p2p_lag g;
 
+		struct p2p_match m, mb;
+
 		if (!(b = peer_side(an, h, x, a, me, &pq)) || pq == me)
 			continue;
-		p2p_lag(b, a, thr_ns, &g);
+		p2p_match_of(an, h, x, a, b, false, &m);
+		p2p_match_of(an, h, x, a, b, true, &mb);
+		p2p_lag(b, a, &m, thr_ns, &g);
 		if (p2p_lag_holds(&g))
 			return NAN;	/* that peer keeps it waiting */
-		p2p_lag(a, b, thr_ns, &g);
+		p2p_lag(a, b, &mb, thr_ns, &g);
 		if (p2p_lag_holds(&g) && !(g.sum_ns / g.late <= late)) {
 			late = g.sum_ns / g.late;
 			*peer = a->peer;
@@ -775,18 +812,21 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			const struct an_comm *root)
 {
 	struct an_slow *s = c->slow;
+	/* the sample ends with this verdict: a survey's runs past SAMPLE_NS */
+	double secs = v->clock_host == s->samp_host && v->detected_ns > s->samp_t0 &&
+		      v->detected_ns - s->samp_t0 <= 2 * SAMPLE_MAX_NS ?
+		      (double)(v->detected_ns - s->samp_t0) / 1e9 : SAMPLE_NS / 1e9;
 
 	if (cls == AN_S2)
 		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
-			" straggler (communication, S2)", SAMPLE_NS / 1e9, rank, a / 1e6,
-			b / 1e6);
+			" straggler (communication, S2)", secs, rank, a / 1e6, b / 1e6);
 	else
 		an_text(v, "; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
 			" %.0f%% of %u rounds, %.1f ms after the others (mean), and no"
 			" rank's sends are slow in the network: computation (S1; its CPU"
 			" queues its calls ahead of its GPU, so the call is not its"
-			" arrival)", SAMPLE_NS / 1e9, rank, 100 * a, s->arr_rounds, b / 1e6);
+			" arrival)", secs, rank, 100 * a, s->arr_rounds, b / 1e6);
 	if (root) {
 		an_text(v, "; a cascade: the same rank slows a comm already reported");
 	} else if (cls == AN_S1 && s->arr_held_by) {

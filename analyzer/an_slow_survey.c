@@ -75,6 +75,26 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	slow_start_sample(an, c, rd, -1, PEND_SURVEY);
 }
 
+/* RANK's p2p ops (F) keep a neighbour waiting: the survey's evidence */
+static void survey_p2p_cause(struct an_verdict *v, int32_t rank,
+			     const struct slow_p2p_found *f)
+{
+	char hex[24];
+
+	an_text(v, "; every rank's GPU reaches the op about together (step hooks),"
+		" the time goes before it: rank %d enters its side of its send/recv"
+		" with rank %d of comm %016" PRIx64 " %.1f ms after that rank entered"
+		" its own (mean, in %u of their last %u ops), so their transfers wait"
+		" for it: a pipeline stage behind its neighbours", rank, f->peer,
+		f->comm, f->late_ns / 1e6, f->late_pairs, f->pairs);
+	snprintf(hex, sizeof(hex), "%016" PRIx64, f->comm);
+	an_val_i(v, "s1_rank", rank);
+	an_val_s(v, "p2p_comm", hex);
+	an_val_i(v, "p2p_rank", f->rank);
+	an_val_i(v, "p2p_peer", f->peer);
+	an_val_f(v, "p2p_late_ms", f->late_ns / 1e6);
+}
+
 bool slow_survey_short(const struct an_slow *s, uint64_t now)
 {
 	return (s->pend_ev & PEND_SURVEY) && s->arr_rounds < s->survey_need &&
@@ -102,8 +122,23 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			100 * share, lead / 1e6, iv / 1e6,
 			held ? ", its GPU late from another comm's op" : "",
 			named && !held ? "a straggler" : "none");
+	struct slow_p2p_found f;
+	int32_t p2p = -1;
+
+	/* every GPU reaches the op about together: a pipeline stage behind its neighbours? */
+	if ((!named || held) && s->arr_rounds >= s->survey_need && iv > 0) {
+		double thr = fmax(SURVEY_LEAD * iv, SURVEY_LEAD_MIN_NS);
+
+		p2p = slow_p2p_straggler(an, c, 2 * thr, &f);
+		if (an->debug && p2p >= 0)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " survey: rank %d enters its"
+				" p2p ops with rank %d of comm %016" PRIx64 " %.2f ms after"
+				" it (%u of %u ops late), a round every %.2f ms\n", c->hash,
+				p2p, f.peer, f.comm, f.late_ns / 1e6, f.late_pairs, f.pairs,
+				iv / 1e6);
+	}
 	if (s->survey_open) {
-		if (named && rank == s->survey_rank)
+		if ((named && !held ? rank : p2p) == s->survey_rank)
 			return;		/* still slow: the incident stays open */
 		s->survey_open = false;
 		v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, s->survey_rank, true, 0, &root);
@@ -123,8 +158,12 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * job (the stage that computes the loss) looks the same; that comm's
 	 * own survey names its straggler, if it has one
 	 */
-	if (!named || held)
+	if (named && !held)
+		p2p = -1;	/* its GPU arrives last: that says it */
+	else if (p2p < 0)
 		return;
+	else
+		rank = p2p;
 	v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, rank, false, 0, &root);
 	s->survey_open = true;
 	s->survey_rank = rank;
@@ -136,7 +175,10 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		" and a baseline learned on the job as it is shows no slowdown that"
 		" began before", c->hash, s->arr_rounds, iv / 1e6);
 	s->arr_held_by = 0;
-	slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);
+	if (p2p >= 0)
+		survey_p2p_cause(v, rank, &f);
+	else
+		slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);
 	an_val_s(v, "detector", "survey");
 	an_val_i(v, "rounds", s->arr_rounds);
 	an_val_i(v, "last_rounds", s->arr_last[rank]);

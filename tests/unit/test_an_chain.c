@@ -399,6 +399,92 @@ static void test_p2p_straggler_not(void)
 	job_fini(&j);
 }
 
+/*
+ * The same pipeline traced from a late attach: each side counts its p2p
+ * ops from whatever op it was at (global 2 had entered step -1's pair
+ * before the attach, global 6 had not), and both enter the world's
+ * all-reduce after each step (ANCHORS): those line the counts up.  Global
+ * 6's op k+1 is global 2's op k; the world op after each step says so.
+ */
+static void pp_ops_attached(struct job *j, int iters, double late_ms, bool anchors,
+			    int lose_at)
+{
+	const int pp[2] = { 2, 6 };
+	int i;
+
+	sim_comm(&j->s, PP, 2, pp);
+	/* step -1: global 2's side was entered before the attach */
+	sim_p2p_attach(&j->s, PP, 1, 0, 1, 4096);
+	sim_p2p_attach(&j->s, PP, 1, 0, 0, 4096);
+	for (i = 0; i < iters; i++) {
+		sim_step(&j->s, MS);
+		if (anchors) {
+			sim_call(&j->s, W, 2, CCLD_FN_ALLREDUCE, 2, 7);
+			sim_call(&j->s, W, 6, CCLD_FN_ALLREDUCE, 2, 7);
+		}
+		sim_step(&j->s, MS);
+		sim_p2p_attach(&j->s, PP, 0, 1, 0, 4096);
+		sim_p2p_attach(&j->s, PP, 0, 1, 1, 4096);
+		sim_step(&j->s, (uint64_t)(late_ms * MS));
+		if (i == lose_at) {
+			/* global 6's records of step i-1 lost: its counts are one short */
+			sim_find(&j->s, PP)->p2p[1][0][0]--;
+			sim_find(&j->s, PP)->p2p[1][0][1]--;
+		}
+		sim_p2p_attach(&j->s, PP, 1, 0, 1, 4096);
+		sim_p2p_attach(&j->s, PP, 1, 0, 0, 4096);
+		sim_step(&j->s, 20 * MS);
+	}
+	if (anchors) {
+		sim_call(&j->s, W, 2, CCLD_FN_ALLREDUCE, 2, 7);
+		sim_call(&j->s, W, 6, CCLD_FN_ALLREDUCE, 2, 7);
+	}
+}
+
+/* Lined up by the world's all-reduces: global 6 named, as traced from the start */
+static void test_p2p_straggler_attached(void)
+{
+	struct slow_p2p_found f;
+	const struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops_attached(&j, 6, 30, true, -1);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), 6);
+	CHECK(f.comm == PP);
+	CHECK_INT(f.rank, 1);
+	CHECK_INT(f.peer, 0);
+	/* global 2's ops 0-5 are global 6's 1-6 in each direction */
+	CHECK_INT(f.pairs, 12);
+	CHECK_INT(f.late_pairs, 12);
+	CHECK_INT(f.op, 6);
+	CHECK(f.late_ns > 29.9 * MS && f.late_ns < 30.1 * MS);
+	job_fini(&j);
+}
+
+/*
+ * Not lined up: no collective both entered (the k-th ops need not match),
+ * or the collectives disagree (records lost between them): nobody named
+ */
+static void test_p2p_straggler_attached_not(void)
+{
+	struct slow_p2p_found f;
+	const struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops_attached(&j, 6, 30, false, -1);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), -1);
+	job_fini(&j);
+	job_init(&j);
+	w = an_comm_get(j.s.an, W, 0, false);
+	pp_ops_attached(&j, 6, 30, true, 3);
+	CHECK_INT(slow_p2p_straggler(j.s.an, w, 32.0 * MS, &f), -1);
+	job_fini(&j);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -411,5 +497,7 @@ int main(void)
 	test_p2p_not_behind();
 	test_p2p_straggler();
 	test_p2p_straggler_not();
+	test_p2p_straggler_attached();
+	test_p2p_straggler_attached_not();
 	return check_finish("test_an_chain");
 }
