@@ -404,9 +404,10 @@ static void feed(struct an *an, struct an_comm *c)
 			const struct sl_base *b = sl_det_base(s->det);
 
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
-				": baseline of %u rounds (%u hiccups left out): %.2f ms,"
-				" cv %.3f, thr %.2f%s\n",
-				c->hash, rd->seq, b->m, b->trimmed, b->learned_ns / 1e6, b->cv, b->thr,
+				": baseline of %u rounds (%u hiccups, %u after a level shift"
+				" left out): %.2f ms, cv %.3f, thr %.2f%s\n",
+				c->hash, rd->seq, b->m, b->trimmed, b->shifted, b->learned_ns / 1e6,
+				b->cv, b->thr,
 				b->configured ? " (configured kept)" : "");
 		}
 		slow_ccld_event(an, c, rd, in.iter, ev);

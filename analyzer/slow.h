@@ -67,6 +67,7 @@ struct sl_base {
 				 * learned value was itself slow: kept the configured) */
 	uint32_t m;		/* rounds in the learned baseline */
 	uint32_t trimmed;	/* hiccups left out of it (docs/slow.md) */
+	uint32_t shifted;	/* rounds after a level shift left out of it */
 	double learned_ns;	/* mean of their maxima (NaN until learned) */
 	double cv;		/* coefficient of variation of those maxima */
 	double tbase_ns;	/* Tbase in use, NaN if !known */

@@ -296,12 +296,87 @@ bool sl_det_is_slow(const struct sl_det *d, uint64_t sig, const double *dur)
 	return (tmax - tb) / tb > thr;
 }
 
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A slowdown that began while the baseline was learned (attached mid run
+ * shortly before a fault) would be learned as the baseline and hide
+ * itself: 7 rounds of 0.5 ms, then 43 of 36 ms, give a Tbase of 31 ms and a
+ * threshold of 8x (random job 131).  Per op signature, in arrival order,
+ * the first split with SIG_BASE_MIN of its rounds before it and
+ * SHIFT_AFTER_MIN after, where 3 of 4 of the rounds after it exceed the
+ * median of those before by more than the threshold those give
+ * (max(r_floor, k_cv CV)), is a level shift: what a baseline of the rounds
+ * before it would have called slow.  The baseline keeps the window's
+ * rounds before the earliest shift of any signature; the rounds after it
+ * are judged as any later round.  Returns how many it keeps (all: none).
+ */
+#define SHIFT_AFTER_MIN	8
+static uint32_t shift_cut(const struct sl_det *d)
+{
+	uint32_t n = d->bn, cut = n, i, j, k, m;
+	double *x = malloc(2 * (size_t)n * sizeof(*x)), *med = x ? x + n : NULL;
+	uint32_t *at = malloc((size_t)n * sizeof(*at));
+
+	for (i = 0; x && at && i < n; i++) {
+		uint64_t sig = d->br[i].sig;
+
+		for (j = 0; j < i && d->br[j].sig != sig; j++)
+			;
+		if (j < i)
+			continue;	/* that signature was looked at */
+		for (m = 0, j = i; j < n; j++)
+			if (d->br[j].sig == sig) {
+				x[m] = d->br[j].tmax;
+				at[m++] = j;
+			}
+		for (k = SIG_BASE_MIN; k + SHIFT_AFTER_MIN <= m && at[k] < cut; k++) {
+			double sum = 0, ss = 0, mean, cv, bar;
+			uint32_t above = 0;
+
+			for (j = 0; j < k; j++) {
+				sum += x[j];
+				med[j] = x[j];
+			}
+			mean = sum / k;
+			for (j = 0; j < k; j++)
+				ss += (x[j] - mean) * (x[j] - mean);
+			cv = mean > 0 ? sqrt(ss / (k - 1)) / mean : 0;
+			qsort(med, k, sizeof(*med), by_double);
+			bar = (k % 2 ? med[k / 2] : (med[k / 2 - 1] + med[k / 2]) / 2) *
+			      (1 + fmax(d->c.r_floor, d->c.k_cv * cv));
+			for (j = k; j < m; j++)
+				above += x[j] > bar;
+			if (4 * above >= 3 * (m - k)) {
+				cut = at[k];
+				break;
+			}
+		}
+	}
+	free(x);
+	free(at);
+	return cut;
+}
+
 static void finish_baseline(struct sl_det *d)
 {
 	struct sl_base *b = &d->base;
-	uint32_t i, n = d->bn;
+	uint32_t i, n = shift_cut(d);
 	double sd;
 
+	b->shifted = d->bn - n;
+	if (b->shifted) {
+		/* the mean and sd of the rounds before the shift */
+		d->bn = 0;
+		d->bmean = d->bm2 = 0;
+		for (i = 0; i < n; i++)
+			base_add(d, d->br[i].tmax);
+	}
 	b->trimmed = mark_hiccups(d);
 	if (b->trimmed) {
 		/* the mean and sd again, without them */

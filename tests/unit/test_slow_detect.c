@@ -183,6 +183,68 @@ static void test_baseline_per_signature(void)
 	sl_det_free(d);
 }
 
+/*
+ * A slowdown that began while the baseline was learned (random job 131:
+ * attached mid run, the fault 14 rounds into the window): two op
+ * signatures per iteration, the second's rounds 0.5 ms and then 36 ms (it
+ * absorbs the straggler's wait), the first's unchanged.  Learned on the
+ * whole window its Tbase was 31 ms with a threshold of 8x: never slow.
+ * The rounds before the shift are the baseline, and the slowdown opens an
+ * incident right after it.
+ */
+static void test_baseline_level_shift(void)
+{
+	struct sl_det *d = det_new(2);
+	const struct sl_base *b = sl_det_base(d);
+	const struct sl_result *res = sl_det_result(d);
+	struct job j;
+	int i, ev, onset = -1;
+
+	job_init(&j, 2, 31);
+	for (i = 0; i < 200; i++) {
+		bool second = i % 2;
+
+		fill(&j, second && i >= 14 ? 36 * T : 0.5 * T, 0.3);
+		ev = feed_sig(d, &j, i / 2, 10 * MS, second ? 0xb : 0xa);
+		if ((ev & SL_EV_ONSET) && onset < 0)
+			onset = i / 2;
+	}
+	CHECK(b->learned && !b->configured);
+	/* the first split with 5 of the second signature's rounds before it */
+	CHECK_INT(b->m, 11);
+	CHECK_INT(b->shifted, 89);
+	CHECK(b->learned_ns < 0.7 * T);
+	/* the baseline ends at iteration 50; 3 slow iterations later */
+	CHECK(onset >= 50 && onset <= 53);
+	CHECK(res->r > 30);
+	sl_det_free(d);
+}
+
+/*
+ * No shift in a noisy healthy comm: rounds of 1 ms +- 60% (uniform), two
+ * signatures, 20 seeds: the baseline keeps its 100 rounds
+ */
+static void test_baseline_no_shift(void)
+{
+	uint64_t seed;
+	int i, shifted = 0;
+
+	for (seed = 1; seed <= 20; seed++) {
+		struct sl_det *d = det_new(8);
+		struct job j;
+
+		job_init(&j, 8, seed);
+		for (i = 0; i < 120; i++) {
+			fill(&j, i % 2 ? 2 * T : T, 0.6);
+			feed_sig(d, &j, i / 2, 10 * MS, i % 2 ? 0xb : 0xa);
+		}
+		shifted += sl_det_base(d)->shifted > 0;
+		CHECK_INT(sl_det_base(d)->m, 100);
+		sl_det_free(d);
+	}
+	CHECK_INT(shifted, 0);
+}
+
 /* eq. 1: m = 100 rounds, or the rounds of the first 120 s */
 static void test_baseline(void)
 {
@@ -646,6 +708,8 @@ int main(void)
 	test_baseline_two_sizes();
 	test_baseline_per_signature();
 	test_baseline();
+	test_baseline_level_shift();
+	test_baseline_no_shift();
 	test_jitter();
 	test_s1_compute();
 	test_repeat();
