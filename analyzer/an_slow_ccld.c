@@ -335,21 +335,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			res->tbase_ns / 1e6, res->r, res->thr, onset_iter, res->p,
 			class_words(cls), an_class_name(v->cls));
 		if (cls != SL_S2 && p2p) {
-			const struct slow_p2p_found *f = p2p;
-			char hex[24];
-
-			an_text(v, "; every rank's GPU reaches the op about together"
-				" (step hooks), the time goes before it: rank %d enters"
-				" its side of its send/recv with rank %d of comm %016"
-				PRIx64 " %.1f ms after that rank entered its own (mean,"
-				" in %u of their last %u ops), so their transfers wait"
-				" for it: a pipeline stage behind its neighbours", s1_rank,
-				f->peer, f->comm, f->late_ns / 1e6, f->late_pairs, f->pairs);
-			snprintf(hex, sizeof(hex), "%016" PRIx64, f->comm);
-			an_val_s(v, "p2p_comm", hex);
-			an_val_i(v, "p2p_rank", f->rank);
-			an_val_i(v, "p2p_peer", f->peer);
-			an_val_f(v, "p2p_late_ms", f->late_ns / 1e6);
+			slow_p2p_evidence(v, s1_rank, p2p);
 		} else if (cls != SL_S2 && arrived) {
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"

@@ -442,6 +442,8 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
  */
 int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double extra_ns,
 			   struct slow_p2p_found *f);
+/* what F shows of RANK (its rank in the verdict's comm), as text and values */
+void slow_p2p_evidence(struct an_verdict *v, int32_t rank, const struct slow_p2p_found *f);
 /* C's slow state, made where it has none yet (a comm of p2p ops only) */
 struct an_slow *slow_state(const struct an *an, struct an_comm *c);
 /* a judged round: the peer comparison and the network part */

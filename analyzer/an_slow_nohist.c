@@ -377,18 +377,24 @@ static const struct an_p2p *peer_side(const struct an *an, const struct an_comm 
  */
 struct p2p_match { int64_t off[2]; bool ok[2]; };
 
-/* E is A (rank X's counter toward its peer, B the peer's toward X), or B (MIRROR) */
+/* E is A, rank X's counter toward its peer (B: the peer's toward X) */
 static void p2p_match_of(const struct an *an, const struct an_comm *h, int32_t x,
-			 const struct an_p2p *a, const struct an_p2p *b, bool mirror,
-			 struct p2p_match *m)
+			 const struct an_p2p *a, const struct an_p2p *b, struct p2p_match *m)
+{
+	int d;
+
+	for (d = 0; d < 2; d++)
+		m->ok[d] = an_p2p_align(an, h, x, a, b, d, &m->off[d]);
+}
+
+/* the same pairs seen from the other side: E is B */
+static void p2p_match_mirror(const struct p2p_match *m, struct p2p_match *mb)
 {
 	int d;
 
 	for (d = 0; d < 2; d++) {
-		int64_t off;
-
-		m->ok[mirror ? !d : d] = an_p2p_align(an, h, x, a, b, d, &off);
-		m->off[mirror ? !d : d] = mirror ? -off : off;
+		mb->ok[!d] = m->ok[d];
+		mb->off[!d] = -m->off[d];
 	}
 }
 
@@ -425,7 +431,7 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 			continue;
 		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			return false;
-		p2p_match_of(an, h, x, a, b, false, &m);
+		p2p_match_of(an, h, x, a, b, &m);
 		for (d = 0; d < 2; d++) {
 			/* the peer's count, in RANK's: how many of its ops it matched */
 			int64_t theirs = b->n[!d] + m.off[d];
@@ -520,13 +526,12 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 		const struct an_p2p *a = &rx->p2p[i];
 		const struct an_proc *pq;
 		const struct an_p2p *b;
-		struct p2p_lag g;
-
 		struct p2p_match m;
+		struct p2p_lag g;
 
 		if (!(b = peer_side(an, h, x, a, me, &pq)))
 			continue;
-		p2p_match_of(an, h, x, a, b, false, &m);
+		p2p_match_of(an, h, x, a, b, &m);
 		p2p_lag(b, a, &m, lead_ns / 2, &g);
 		if (p2p_lag_holds(&g)) {
 			*late_ns = g.sum_ns / g.late;
@@ -562,14 +567,13 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 		const struct an_p2p *a = &rx->p2p[i];
 		const struct an_proc *pq;
 		const struct an_p2p *b;
-		struct p2p_lag g;
-
 		struct p2p_match m, mb;
+		struct p2p_lag g;
 
 		if (!(b = peer_side(an, h, x, a, me, &pq)) || pq == me)
 			continue;
-		p2p_match_of(an, h, x, a, b, false, &m);
-		p2p_match_of(an, h, x, a, b, true, &mb);
+		p2p_match_of(an, h, x, a, b, &m);
+		p2p_match_mirror(&m, &mb);
 		p2p_lag(b, a, &m, thr_ns, &g);
 		if (p2p_lag_holds(&g))
 			return NAN;	/* that peer keeps it waiting */
@@ -586,6 +590,23 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 	if (!isnan(late) && entered_after_wait(me, h->hash, latest, 2 * thr_ns))
 		return NAN;
 	return late;
+}
+
+void slow_p2p_evidence(struct an_verdict *v, int32_t rank, const struct slow_p2p_found *f)
+{
+	char hex[24];
+
+	an_text(v, "; every rank's GPU reaches the op about together (step hooks),"
+		" the time goes before it: rank %d enters its side of its send/recv"
+		" with rank %d of comm %016" PRIx64 " %.1f ms after that rank entered"
+		" its own (mean, in %u of their last %u ops), so their transfers wait"
+		" for it: a pipeline stage behind its neighbours", rank, f->peer,
+		f->comm, f->late_ns / 1e6, f->late_pairs, f->pairs);
+	snprintf(hex, sizeof(hex), "%016" PRIx64, f->comm);
+	an_val_s(v, "p2p_comm", hex);
+	an_val_i(v, "p2p_rank", f->rank);
+	an_val_i(v, "p2p_peer", f->peer);
+	an_val_f(v, "p2p_late_ms", f->late_ns / 1e6);
 }
 
 int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double extra_ns,

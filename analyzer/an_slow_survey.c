@@ -75,26 +75,6 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	slow_start_sample(an, c, rd, -1, PEND_SURVEY);
 }
 
-/* RANK's p2p ops (F) keep a neighbour waiting: the survey's evidence */
-static void survey_p2p_cause(struct an_verdict *v, int32_t rank,
-			     const struct slow_p2p_found *f)
-{
-	char hex[24];
-
-	an_text(v, "; every rank's GPU reaches the op about together (step hooks),"
-		" the time goes before it: rank %d enters its side of its send/recv"
-		" with rank %d of comm %016" PRIx64 " %.1f ms after that rank entered"
-		" its own (mean, in %u of their last %u ops), so their transfers wait"
-		" for it: a pipeline stage behind its neighbours", rank, f->peer,
-		f->comm, f->late_ns / 1e6, f->late_pairs, f->pairs);
-	snprintf(hex, sizeof(hex), "%016" PRIx64, f->comm);
-	an_val_i(v, "s1_rank", rank);
-	an_val_s(v, "p2p_comm", hex);
-	an_val_i(v, "p2p_rank", f->rank);
-	an_val_i(v, "p2p_peer", f->peer);
-	an_val_f(v, "p2p_late_ms", f->late_ns / 1e6);
-}
-
 bool slow_survey_short(const struct an_slow *s, uint64_t now)
 {
 	return (s->pend_ev & PEND_SURVEY) && s->arr_rounds < s->survey_need &&
@@ -175,10 +155,12 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		" and a baseline learned on the job as it is shows no slowdown that"
 		" began before", c->hash, s->arr_rounds, iv / 1e6);
 	s->arr_held_by = 0;
-	if (p2p >= 0)
-		survey_p2p_cause(v, rank, &f);
-	else
+	if (p2p >= 0) {
+		slow_p2p_evidence(v, rank, &f);
+		an_val_i(v, "s1_rank", rank);
+	} else {
 		slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);
+	}
 	an_val_s(v, "detector", "survey");
 	an_val_i(v, "rounds", s->arr_rounds);
 	an_val_i(v, "last_rounds", s->arr_last[rank]);
