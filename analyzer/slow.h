@@ -97,7 +97,8 @@ struct sl_result {
 	uint64_t t_ns;
 	double tmax_ns, tmin_ns;
 	double r;		/* (Tmax - Tbase) / Tbase */
-	double p;		/* (Tmax - Tmin) / (Tmax - Tbase) */
+	double p;		/* sum of Tmax - Tmin / sum of Tmax - Tbase, over
+				 * the slow rounds (docs/slow.md, eq. 4) */
 	int32_t culprit;	/* S1, S3: s1_rank; S2: s2_rank; -1 unknown */
 	/* S1 candidate: shortest duration in the located round (arrived last) */
 	int32_t s1_rank;
@@ -110,6 +111,7 @@ struct sl_result {
 	double s2_z;		/* z-score of its mean rate among the ranks */
 	uint32_t slow_rounds;	/* slow rounds in the incident so far */
 	double lost_ns;		/* sum over them of Tmax - Tbase: the time lost */
+	double spread_ns;	/* sum over them of Tmax - Tmin: the time waited */
 	uint32_t slow_iters;	/* iterations with a slow round in it so far */
 	int64_t onset_iter;	/* first iteration of the slow streak */
 	uint64_t onset_ns;	/* end of its first slow round */

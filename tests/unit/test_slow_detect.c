@@ -449,6 +449,48 @@ static void test_s2_comm(void)
 	sl_det_free(d);
 }
 
+/*
+ * A slow link whose rounds are all long on both ranks (8 ms against a
+ * baseline of 2), but one of them with a large spread and a smaller Tmax
+ * (3.9 against 1.1 ms: the peer came late and found the slow data already
+ * sent): CCL-D's located round (the largest spread) alone gives P 1.17,
+ * S1 naming the link's peer (random job 155).  Over the incident's rounds
+ * the spread is a small share of the time lost: S2, the slow sender.
+ */
+static void test_s2_one_uneven_round(void)
+{
+	struct sl_det *d = det_new(2);
+	const struct sl_result *r = sl_det_result(d);
+	struct job j;
+	int i, ev, onset = 0;
+
+	job_init(&j, 2, 55);
+	for (i = 0; i < 112; i++) {
+		fill(&j, 2 * T, 0.05);
+		if (i >= 100) {
+			j.dur[0] = 8.2 * T;
+			j.dur[1] = 8.0 * T;
+			j.rate[1] = 1.3e9;	/* the slow sender */
+		}
+		if (i == 101) {
+			j.dur[0] = 1.1 * T;
+			j.dur[1] = 3.9 * T;
+		}
+		ev = feed(d, &j, i, 10 * MS);
+		if (ev & SL_EV_ONSET) {
+			onset++;
+			CHECK_INT(r->cls, SL_S2);
+			CHECK(r->p < 0.4);
+			CHECK_INT(r->culprit, 1);
+			/* the located round is still the uneven one */
+			CHECK(NEAR(r->tmax_ns, 3.9 * T, 1));
+		}
+	}
+	CHECK_INT(onset, 1);
+	CHECK_INT(r->cls, SL_S2);
+	sl_det_free(d);
+}
+
 /* P = (3 - 2) / (3 - 1) = 0.5: S3, both culprits */
 static void test_s3_mixed(void)
 {
@@ -714,6 +756,7 @@ int main(void)
 	test_s1_compute();
 	test_repeat();
 	test_s2_comm();
+	test_s2_one_uneven_round();
 	test_s3_mixed();
 	test_slow_at_start();
 	test_window();
