@@ -333,9 +333,13 @@ static void feed(struct an *an, struct an_comm *c)
 		 * have added, so that a sample of one comm does not blind
 		 * the others of its processes (a slow TP comm, whose DP
 		 * comms were sampled first, named 27 steps late or never).
-		 * The sampled comm's own rounds feed its sample.
+		 * The sampled comm's own rounds feed its sample, and its
+		 * recovery where its verdict was said before the sample (a
+		 * slow link looked for behind an S1): a hiccup's incident
+		 * ends when the hiccup does, not after the sample.
 		 */
-		if (perturbed && !lost && !c->sampling && sl_det_result(s->det)->active)
+		if (perturbed && !lost && (!c->sampling || !s->pend_ev) &&
+		    sl_det_result(s->det)->active)
 			recovery_only = true;
 		else if (perturbed && !lost && !c->sampling && sl_det_base(s->det)->learned &&
 			 (share = hook_share(an, c, rd->host, rd->t_end, &covered)) >= 0 &&

@@ -241,6 +241,7 @@ struct an_slow {
 #define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
 #define SAMPLE_STEPS	8		/* send steps timed per rank */
 #define SAMPLE_COOLDOWN_NS	30000000000ull	/* after a sample that explained nothing */
+#define SAMPLE_GAP_NS	1000000000ull	/* ... once that incident ended */
 #define SAMPLE_DEFER_NS	2000000000ull	/* a sample waits for a neighbour this long at most */
 /*
  * Step hooks fire for every comm of a hooked process: a comm with more

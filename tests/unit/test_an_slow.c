@@ -1124,8 +1124,91 @@ static void test_end_shared_with_later_op(void)
 	sim_fini(&s);
 }
 
+/*
+ * A verdict said at its onset (rank 2 computes 30 ms longer), then a step
+ * sample looks for a slow link behind it, and the slowdown ends while the
+ * sample runs.  The sampled rounds are judged for the recovery, by the
+ * starts known without the hooks: it comes then, not after the sample
+ * (test_slow_scenarios transient: the incident of a one-step hiccup on the
+ * busy VM recovered 15 iterations late, after the fault it was not about).
+ */
+static void test_recovery_while_sampled(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	uint64_t rng = 11, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	proxy_rounds(&s, &rng, &op, 4, fast, false, 2, 30 * MS);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	CHECK_INT(s.nsuspect_on, 1);
+	for (i = 0; i < 5; i++) {
+		proxy_round(&s, op++, fast, true);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	CHECK_INT(s.nsuspect_off, 0);		/* the sample still runs */
+	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S1), 1);
+	sim_tick(&s, 0.75);
+	CHECK_INT(s.nsuspect_off, 1);
+	CHECK_INT(s.nv, 2);			/* nothing after the recovery */
+	sim_fini(&s);
+}
+
+/*
+ * Where the CPUs run ahead of their GPUs, an onset's verdict waits for a
+ * step sample; a sample that named nobody keeps the hooks off the comm for
+ * 30 s.  Once that incident ended, the next one gets its own sample after a
+ * short gap (test_slow_scenarios ptcompute: a hiccup's sample 3 s before the
+ * fault left the fault's onset waiting on the cooldown, and no root came).
+ */
+static void test_sample_after_unsaid_incident(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	uint64_t rng = 3, op = 1;
+	struct an_comm *c;
+	struct sim s;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	c = an_comm_get(s.an, W, 0, false);
+	CHECK(c && c->slow);
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
+		uint64_t now = rd.t_end;
+
+		/* no round's start known: the CPUs run ahead */
+		sl->njudged = 64;
+		sl->exact_bits = 0;
+		CHECK(slow_runahead(sl));
+		/* the incident whose sample named nobody ends */
+		sl->ccld_unsaid = true;
+		sl->samp_next = now + SAMPLE_COOLDOWN_NS;
+		slow_ccld_event(s.an, c, &rd, 110, SL_EV_RECOVERY);
+		CHECK_INT(s.nv, 0);		/* nothing was said: nothing recovers */
+		/* a new onset at once waits ... */
+		rd.t_end = now + 100 * MS;
+		slow_ccld_event(s.an, c, &rd, 113, SL_EV_ONSET);
+		CHECK(!c->sampling);
+		slow_ccld_event(s.an, c, &rd, 116, SL_EV_RECOVERY);
+		/* ... one 2 s later is sampled */
+		rd.t_end = now + 2000 * MS;
+		slow_ccld_event(s.an, c, &rd, 170, SL_EV_ONSET);
+		CHECK(c->sampling);
+		CHECK_INT(s.nsuspect_on, 1);
+		CHECK_INT(s.nv, 0);		/* its verdict waits for the sample */
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_recovery_while_sampled();
+	test_sample_after_unsaid_incident();
 	test_end_shared_with_later_op();
 	test_fleet_sample_no_hooks();
 	test_fleet_step_records_perturb();
