@@ -491,13 +491,7 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			/* it ended before anyone was named: nothing to recover */
 			s->ccld_unsaid = false;
 			ev &= ~SL_EV_RECOVERY;
-			/*
-			 * A sample that explained nothing kept the hooks off
-			 * this comm for the rest of its incident; the next
-			 * incident gets its own sample after a short gap
-			 */
-			if (s->samp_next > rd->t_end + SAMPLE_GAP_NS)
-				s->samp_next = rd->t_end + SAMPLE_GAP_NS;
+			slow_unnamed_ended(c, rd->t_end);
 		} else if (ev & SL_EV_UPDATE) {
 			ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
 		}

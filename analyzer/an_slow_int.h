@@ -322,6 +322,8 @@ void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, doubl
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       int64_t iter, int ev);
+/* an incident of C whose sample named nobody ended: its cooldown ends too */
+void slow_unnamed_ended(struct an_comm *c, uint64_t now);
 /* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */
 bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now);
 /* the round the sample's verdict will be about */

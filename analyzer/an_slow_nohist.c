@@ -993,6 +993,8 @@ static void rise_round(struct an *an, struct an_comm *c, const struct slow_round
 		s->rise_wait = false;
 		if (s->rise_said)
 			emit_rise_back(an, c, rd);
+		else
+			slow_unnamed_ended(c, rd->t_end);
 	}
 	if (!s->rise_wait || c->sampling)
 		return;

@@ -339,6 +339,23 @@ bool slow_sample_waits(const struct an *an, struct an_comm *c, uint64_t now)
 }
 
 /*
+ * An incident of C whose sample named nobody (a CCL-D onset, a rise of the
+ * network part) ended at NOW: the cooldown that sample set, which kept each
+ * of its updates from hooking C again, ends with it, SAMPLE_GAP_NS later,
+ * unless another such incident of C is still open.  The next incident is a
+ * new slowdown and gets its own sample.
+ */
+void slow_unnamed_ended(struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+
+	if (s->rise_wait || (s->ccld_unsaid && sl_det_result(s->det)->active))
+		return;
+	if (s->samp_next > now + SAMPLE_GAP_NS)
+		s->samp_next = now + SAMPLE_GAP_NS;
+}
+
+/*
  * A step sample of C is possible now: it has tier C, no sample of it is
  * cooling down or waits for a neighbour, it has SAMPLE_MAX_LOCAL processes
  * on a host at most, and no host would have more than SAMPLE_MAX_HOOKED

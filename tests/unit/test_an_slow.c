@@ -1205,8 +1205,49 @@ static void test_sample_after_unsaid_incident(void)
 	sim_fini(&s);
 }
 
+/*
+ * The same for a rise of the network part whose sample named nobody: once
+ * the rise fell back, the cooldown ends with it (the stand-in's GPU bundle
+ * acceptance, a fresh-clone CI run: a rise 5 s before rank 1's 3x compute
+ * took the sample, the fault's own rise then waited on the cooldown and no
+ * S1 came); not while another unnamed incident of the comm is open.
+ */
+static void test_cooldown_after_unnamed_rise(void)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	uint64_t rng = 4, op = 1;
+	struct an_comm *c;
+	struct sim s;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
+	c = an_comm_get(s.an, W, 0, false);
+	CHECK(c && c->slow);
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		uint64_t now = s.now[0];
+
+		/* a rise still open: the cooldown holds */
+		sl->samp_next = now + SAMPLE_COOLDOWN_NS;
+		sl->rise_wait = true;
+		slow_unnamed_ended(c, now);
+		CHECK(sl->samp_next == now + SAMPLE_COOLDOWN_NS);
+		/* none open: it ends SAMPLE_GAP_NS after */
+		sl->rise_wait = false;
+		slow_unnamed_ended(c, now);
+		CHECK(sl->samp_next == now + SAMPLE_GAP_NS);
+		/* a cooldown already shorter is kept */
+		sl->samp_next = now + 10;
+		slow_unnamed_ended(c, now);
+		CHECK(sl->samp_next == now + 10);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_cooldown_after_unnamed_rise();
 	test_recovery_while_sampled();
 	test_sample_after_unsaid_incident();
 	test_end_shared_with_later_op();
