@@ -65,6 +65,14 @@ struct sl_det {
 	bool cand;
 	uint32_t max_streak;	/* longest run of slow iterations in the candidate */
 	bool active;
+	/*
+	 * The op signatures of the slow rounds that opened it (up to its
+	 * onset): while it lasts, a slow round of another op is not it going
+	 * on (a busy host's blip in a tiny op restarted the clean iterations
+	 * of a recovery); that op's slowdown opens its own incident after
+	 */
+	uint64_t inc_sig[SIG_BASES];
+	uint32_t ninc_sig;
 	double best_spread;
 	struct sl_result res, out;	/* working copy, what sl_det_result shows */
 	double *rsum;		/* [n] rates summed over the slow rounds */
@@ -535,6 +543,17 @@ struct round_stats {
 	int32_t imin;
 };
 
+/* SIG is one of the ops whose slow rounds opened the incident */
+static bool incident_sig(const struct sl_det *d, uint64_t sig)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->ninc_sig; i++)
+		if (d->inc_sig[i] == sig)
+			return true;
+	return false;
+}
+
 static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct round_stats *s,
 		      double r_val)
 {
@@ -556,12 +575,15 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 			r->at_start = !d->base.learned;
 			r->onset_iter = d->cur_iter;
 			r->onset_ns = rd->t_ns;
+			d->ninc_sig = 0;
 			d->best_spread = -1;
 			memset(d->rsum, 0, d->n * sizeof(*d->rsum));
 			memset(d->rcnt, 0, d->n * sizeof(*d->rcnt));
 		}
 		r->slow_iters++;
 	}
+	if (!d->active && !incident_sig(d, rd->sig) && d->ninc_sig < SIG_BASES)
+		d->inc_sig[d->ninc_sig++] = rd->sig;
 	r->slow_rounds++;
 	/* what the slow round cost: how much longer than the baseline */
 	r->lost_ns += s->tmax - s->tbase;
@@ -693,7 +715,7 @@ int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 	d->w.rounds++;
 
 	ev |= next_iter(d, it, t);
-	if (ev & SL_EV_SLOW_ROUND)
+	if ((ev & SL_EV_SLOW_ROUND) && (!d->active || incident_sig(d, rd->sig)))
 		ev |= slow_round(d, rd, &s, r_val);
 
 	if (in_base && d->bn == d->c.base_rounds) {

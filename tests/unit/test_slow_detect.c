@@ -726,6 +726,60 @@ static void test_min_duration(void)
 	sl_det_free(d);
 }
 
+/*
+ * The incident's recovery is judged on the ops that made it: a comm with a
+ * large op (3 ms) and a small one (0.3 ms) per iteration; the large op's
+ * rounds 50 ms from iteration 100 to 119 (rank 5's GPU 3x slower, the small
+ * op untouched).  After it ends, one round of the small op takes 5 ms
+ * (R 15: a busy VM's blip, test_slow_scenarios gpuslow's fresh-clone CI
+ * run): it is not the incident going on, and the recovery comes after 3
+ * clean iterations as without it.  A large op's round that slow does delay
+ * it.
+ */
+static void blip_after(int blip_sig, int64_t *recover_iter, int *recover_at)
+{
+	struct sl_det *d = det_new(2);
+	const struct sl_result *r = sl_det_result(d);
+	struct job j;
+	int i, ev;
+
+	*recover_at = -1;
+	job_init(&j, 2, 9);
+	for (i = 0; i < 2 * 140; i++) {
+		int it = i / 2;
+		bool large = i % 2 == 0;
+
+		fill(&j, large ? 3 * T : 0.3 * T, 0.1);
+		if (large && it >= 100 && it < 120)
+			j.dur[0] = 50 * T;
+		if (blip_sig && it == 120 && large == (blip_sig == 0xa))
+			j.dur[1] = large ? 20 * T : 5 * T;
+		ev = feed_sig(d, &j, it, 10 * MS, large ? 0xa : 0xb);
+		if ((ev & SL_EV_RECOVERY) && *recover_at < 0) {
+			*recover_at = it;
+			*recover_iter = r->recover_iter;
+		}
+	}
+	CHECK_INT(r->onset_iter, 100);
+	sl_det_free(d);
+}
+
+static void test_recovery_own_ops(void)
+{
+	int64_t from = -1;
+	int at;
+
+	blip_after(0, &from, &at);		/* no blip */
+	CHECK_INT(from, 120);
+	CHECK_INT(at, 123);
+	blip_after(0xb, &from, &at);		/* the small op's blip */
+	CHECK_INT(from, 120);
+	CHECK_INT(at, 123);
+	blip_after(0xa, &from, &at);		/* the large op's */
+	CHECK_INT(from, 121);
+	CHECK_INT(at, 124);
+}
+
 static void test_config(void)
 {
 	struct sl_config c;
@@ -746,6 +800,7 @@ static void test_config(void)
 
 int main(void)
 {
+	test_recovery_own_ops();
 	test_baseline_hiccup();
 	test_baseline_two_sizes();
 	test_baseline_per_signature();
