@@ -303,6 +303,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		c->slow->active = false;
 		c->slow_cascade = false;
 		memset(&c->slow->said_p2p, 0, sizeof(c->slow->said_p2p));
+		c->slow->said_arrived = false;
 	} else {
 		c->slow->active = true;
 		c->slow->cls = v->cls;
@@ -314,6 +315,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			c->slow->said_p2p = *p2p;
 			c->slow->said_p2p_rank = s1_rank;
 		}
+		if (v->kind == AN_V_NEW)
+			c->slow->said_arrived = arrived && !p2p;
 		/* with arrivals sampled: only where it came straight from that op */
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
 		       p2p ? 0 : arrived ? c->slow->arr_held_by :
@@ -336,6 +339,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			class_words(cls), an_class_name(v->cls));
 		if (cls != SL_S2 && p2p) {
 			slow_p2p_evidence(v, s1_rank, p2p);
+		} else if (cls != SL_S2 && arrived && c->slow->blk_n) {
+			slow_block_evidence(an, c, v, SAMPLE_NS / 1e9);
 		} else if (cls != SL_S2 && arrived) {
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"
@@ -507,6 +512,13 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	 * the detector's result then; an update now would come before it
 	 */
 	if (c->sampling && (s->pend_ev & SL_EV_ONSET))
+		ev &= ~SL_EV_UPDATE;
+	/*
+	 * ... or whose culprit the sampled GPU arrivals named where the CPUs
+	 * run ahead: the rounds' durations that move CCL-D's locator include
+	 * GPU work ccld does not see, and would name another rank
+	 */
+	if (s->said_arrived && runahead)
 		ev &= ~SL_EV_UPDATE;
 	/*
 	 * Where the CPUs run ahead, a round's durations include GPU work ccld

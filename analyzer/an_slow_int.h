@@ -61,6 +61,14 @@ struct arr_note {
 	uint64_t holder;	/* its GPU came straight from this comm's op, 0 */
 };
 
+#define ARR_MIN_ROUNDS	4	/* sampled rounds with every start seen */
+
+/* a rank's duration in a sampled round, sorted to find the block arriving last */
+struct blk_ent {
+	double dur;
+	int32_t rank;
+};
+
 /* recent judged rounds per op signature, for the comparable-group check */
 #define GROUP_SIGS	4
 #define GROUP_HIST	5	/* at the onset 3 of them are slow: the median too */
@@ -158,6 +166,17 @@ struct an_slow {
 	uint32_t *arr_held;	/* [nranks] ... its GPU coming straight from an op of
 				 * another comm that ended late (a cascade of it) */
 	uint64_t *arr_holder;	/* [nranks] ... that comm, the latest */
+	/*
+	 * The block arriving last (an_slow_block.c): the ranks before the
+	 * largest gap in a round's arrival order, rounds with every arrival
+	 */
+	uint32_t blk_rounds;
+	uint32_t *arr_blk;	/* [nranks] rounds in which the rank was in it */
+	double *arr_blk_gap;	/* [nranks] ... the block's lead, summed */
+	uint64_t *arr_blk_holder;	/* [nranks] ... the comm its GPU came from */
+	struct blk_ent *blk_sort;	/* [nranks] scratch */
+	uint32_t blk_n;		/* the sample's verdict names a block of this many */
+	double blk_lead;	/* ... arriving this long after the others (ns) */
 	uint64_t samp_next;	/* no sample of this comm before (host clock) */
 	uint64_t defer_t0;	/* a sample waits for a neighbour since, 0 */
 	bool samp_defer;	/* ... a CCL-D onset's, for the round in pend */
@@ -204,6 +223,8 @@ struct an_slow {
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;
 	int32_t said_p2p_rank;
+	/* ... or by the sampled GPU arrivals (a rank, or a block arriving last) */
+	bool said_arrived;
 	/*
 	 * The newest rounds whose every arrival step hooks showed, sampled or
 	 * not (another comm's sample hooks its processes too): for following
@@ -245,11 +266,16 @@ struct an_slow {
 #define SAMPLE_DEFER_NS	2000000000ull	/* a sample waits for a neighbour this long at most */
 /*
  * Step hooks fire for every comm of a hooked process: a comm with more
- * processes than this on one host is not sampled (8 on one machine flood
- * the ring buffer; real jobs have a few ranks of a comm per node, more only
- * in intra-node comms, which have no proxy steps to sample).
+ * processes than this on one host is not sampled.  8 is a node of 8 GPUs:
+ * a comm spanning nodes with all of a node's ranks (the world comm, a DP
+ * comm of whole nodes) shows, sampled, which node's ranks arrive last
+ * together (an_slow_block.c).  A comm whose op holds a sampled comm's rank
+ * is hooked with it only with 4 processes on a host at most (the world
+ * comm behind a pipeline's send/recv is not hooked whole with each stage's
+ * DP comm).
  */
-#define SAMPLE_MAX_LOCAL	4
+#define SAMPLE_MAX_LOCAL	8
+#define SAMPLE_MAX_LOCAL_EXTRA	4
 /*
  * Processes hooked on one host by all samples at once, the processes a
  * sample adds beyond its comm's included (an_slow_sample.c): two stages of
@@ -459,6 +485,22 @@ void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round
  */
 int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *share,
 			      double *lead, uint64_t *held);
+/* ---- a block of ranks arriving last together (an_slow_block.c) ---------- */
+/* RD's arrivals (every one seen): who was in the block arriving last */
+void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nranks);
+/* rank K was in the block in 3 of 4 sampled rounds */
+bool slow_in_block(const struct an_slow *s, int32_t k);
+/*
+ * C's sample shows one block of 2 to nranks/2 ranks arriving last together
+ * (each in it in 3 of 4 rounds, no other in more than 1 of 4), its lead
+ * (*LEAD, ns: the least of its members' means) a quarter of EXTRA_NS at
+ * least: its size, else 0
+ */
+uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *lead);
+/* the block as V's culprits, words and values (s->blk_lead its lead) */
+void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+			 double secs);
+
 /*
  * The verdict's frame of the detectors without history, kind new or
  * RECOVERED; *ROOT: the comm whose open incident names the same process (a

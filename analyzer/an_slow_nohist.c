@@ -29,7 +29,6 @@
 
 #define RISE_MIN_NS	1000000000ull	/* a rise lasts this long at least */
 #define RUNAHEAD_ROUNDS	16	/* judged rounds before the pattern is known */
-#define ARR_MIN_ROUNDS	4	/* sampled rounds with every start seen */
 #define ARR_SHARE	0.75	/* the others' wait it caused, this share of it */
 #define ARR_MIN_LAST	3	/* last in a third of the rounds at least */
 /* rounds with every start known, the straggler not named: it recovered */
@@ -54,11 +53,16 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	s->arr_gap = calloc((size_t)nranks, sizeof(*s->arr_gap));
 	s->arr_held = calloc((size_t)nranks, sizeof(*s->arr_held));
 	s->arr_holder = calloc((size_t)nranks, sizeof(*s->arr_holder));
+	s->arr_blk = calloc((size_t)nranks, sizeof(*s->arr_blk));
+	s->arr_blk_gap = calloc((size_t)nranks, sizeof(*s->arr_blk_gap));
+	s->arr_blk_holder = calloc((size_t)nranks, sizeof(*s->arr_blk_holder));
+	s->blk_sort = calloc((size_t)nranks, sizeof(*s->blk_sort));
 	s->arr_rank = s->rise_rank = -1;
 	for (i = 0; i < PEER_UNDECIDED; i++)
 		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
 			return false;
-	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder;
+	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder &&
+	       s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort;
 }
 
 void slow_nohist_free(struct an_slow *s)
@@ -73,6 +77,10 @@ void slow_nohist_free(struct an_slow *s)
 	free(s->arr_gap);
 	free(s->arr_held);
 	free(s->arr_holder);
+	free(s->arr_blk);
+	free(s->arr_blk_gap);
+	free(s->arr_blk_holder);
+	free(s->blk_sort);
 }
 
 /*
@@ -141,6 +149,7 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	}
 	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
 		return;
+	slow_note_block(s, rd, c->nranks);
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;
@@ -838,6 +847,12 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 		      v->detected_ns - s->samp_t0 <= 2 * SAMPLE_MAX_NS ?
 		      (double)(v->detected_ns - s->samp_t0) / 1e9 : SAMPLE_NS / 1e9;
 
+	if (cls == AN_S1 && s->blk_n) {
+		slow_block_evidence(an, c, v, secs);
+		if (root)
+			an_text(v, "; a cascade: the same rank slows a comm already reported");
+		return;
+	}
 	if (cls == AN_S2)
 		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
@@ -948,8 +963,17 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		return;		/* it fell back while sampled */
 	cls = slow_sample_decide(c, s->rres.level_ns - s->rres.base_ns, &rank, &a, &b,
 				 &s->arr_held_by);
+	/* no one rank: a block of them arriving last together, one of it */
+	if (!cls && (s->blk_n = slow_arrival_block(c, s->rres.level_ns - s->rres.base_ns,
+						   &s->blk_lead))) {
+		cls = AN_S1;
+		s->arr_held_by = 0;
+		for (rank = 0; !slow_in_block(s, rank); rank++)
+			;
+	}
 	if (cls) {
 		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);
+		s->blk_n = 0;
 	} else {
 		/* nothing explains it: tried again after the cooldown */
 		s->samp_next = now + SAMPLE_COOLDOWN_NS;

@@ -192,8 +192,8 @@ static bool fit_comm(const struct an *an, const struct an_comm *c, const struct 
 	return false;
 }
 
-/* SAMPLE_MAX_LOCAL processes of C on a host at most: it may be hooked */
-static bool small_on_hosts(const struct an *an, const struct an_comm *c)
+/* MAX processes of C on a host at most: it may be hooked */
+static bool small_on_hosts(const struct an *an, const struct an_comm *c, uint32_t max)
 {
 	uint32_t *own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
 	bool ok = own != NULL;
@@ -203,7 +203,7 @@ static bool small_on_hosts(const struct an *an, const struct an_comm *c)
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
 		if (p && p->host < an->nhosts)
-			ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
+			ok = ++own[p->host] <= max;
 	}
 	free(own);
 	return ok;
@@ -221,7 +221,7 @@ static const struct an_comm *holder_to_add(const struct an *an, const struct an_
 				  an_comm_get((struct an *)an, c->slow->holder[k], 0, false) : NULL;
 
 	return h && h != c && !h->sampling && h->slow && !h->slow->active &&
-	       small_on_hosts(an, h) ? h : NULL;
+	       small_on_hosts(an, h, SAMPLE_MAX_LOCAL_EXTRA) ? h : NULL;
 }
 
 /* O holds a rank of C, and C's sample could hook O's processes too */
@@ -371,7 +371,8 @@ bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 		return false;
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
-	if (!tierc || !small_on_hosts(an, c) || !(local = hooked_per_host(an, c)))
+	if (!tierc || !small_on_hosts(an, c, SAMPLE_MAX_LOCAL) ||
+	    !(local = hooked_per_host(an, c)))
 		return false;
 	/* only the hosts where C adds a process to those hooked already */
 	for (k = 0; k < c->nranks && ok; k++) {
@@ -426,8 +427,12 @@ static void sample_reset(struct an *an, struct an_comm *c)
 	s->samp_iter_slow = false;
 	s->arr_rank = -1;
 	memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
+	s->blk_rounds = s->blk_n = 0;
 	for (k = 0; k < c->nranks; k++) {
 		s->arr_last[k] = s->arr_held[k] = 0;
+		s->arr_blk[k] = 0;
+		s->arr_blk_gap[k] = 0;
+		s->arr_blk_holder[k] = 0;
 		s->arr_holder[k] = 0;
 		s->arr_gap[k] = 0;
 		s->net0[3 * k] = c->r[k].net_ns;
@@ -543,6 +548,16 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->arr_cls = AN_S1;
 			s->arr_held_by = 0;
 		}
+		/* ... or a block of them arrives last together: one of it */
+		if (!s->arr_cls &&
+		    (s->blk_n = slow_arrival_block(c, res->tmax_ns - res->tbase_ns,
+						   &s->blk_lead))) {
+			s->arr_cls = AN_S1;
+			s->arr_held_by = 0;
+			for (k = 0; !slow_in_block(s, k); k++)
+				;
+			s->arr_rank = k;
+		}
 		if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
 		} else {
@@ -556,6 +571,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 					a, b / 1e6, (res->tmax_ns - res->tbase_ns) / 1e6);
 		}
 		s->arr_rank = -1;
+		s->blk_n = 0;
 		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	} else if (s->pend_ev) {
 		const struct sl_result *res = sl_det_result(s->det);
@@ -604,6 +620,9 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->samp_rounds);
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %u", s->arr_last[k]);
+		fprintf(stderr, "; in the block arriving last (of %u):", s->blk_rounds);
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %u", s->arr_blk[k]);
 		fprintf(stderr, "\n");
 	}
 }

@@ -18,9 +18,10 @@
 static void arrivals(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 		     const uint32_t *last, const double *gap_ms)
 {
-	static uint32_t l[4], held[4];
-	static double g[4];
-	static uint64_t holder[4];
+	static uint32_t l[4], held[4], blk[4];
+	static double g[4], blk_gap[4];
+	static uint64_t holder[4], blk_holder[4];
+	static struct blk_ent sort[4];
 	int k;
 
 	memset(c, 0, sizeof(*c));
@@ -32,7 +33,14 @@ static void arrivals(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 	s->arr_gap = g;
 	s->arr_held = held;
 	s->arr_holder = holder;
+	s->arr_blk = blk;
+	s->arr_blk_gap = blk_gap;
+	s->arr_blk_holder = blk_holder;
+	s->blk_sort = sort;
 	for (k = 0; k < 4; k++) {
+		blk[k] = 0;
+		blk_gap[k] = 0;
+		blk_holder[k] = 0;
 		l[k] = last[k];
 		g[k] = gap_ms[k] * MS;
 		held[k] = 0;
@@ -279,6 +287,118 @@ static void test_arrivals_explain(void)
 	CHECK_INT(slow_arrival_explains(&c, NAN, &share, &lead, NULL), 1);
 }
 
+/* a comm of 8 whose sample saw ROUNDS rounds, LATE(round, rank) ms behind the first */
+static void block_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
+			 double (*late)(uint32_t, int32_t))
+{
+	static uint32_t blk[8];
+	static double blk_gap[8], dur[8];
+	static uint64_t blk_holder[8], hold[8];
+	static struct blk_ent sort[8];
+	struct slow_round rd;
+	uint32_t i;
+	int32_t k;
+
+	memset(c, 0, sizeof(*c));
+	memset(s, 0, sizeof(*s));
+	memset(&rd, 0, sizeof(rd));
+	memset(blk, 0, sizeof(blk));
+	memset(blk_gap, 0, sizeof(blk_gap));
+	memset(blk_holder, 0, sizeof(blk_holder));
+	c->nranks = 8;
+	c->slow = s;
+	s->arr_blk = blk;
+	s->arr_blk_gap = blk_gap;
+	s->arr_blk_holder = blk_holder;
+	s->blk_sort = sort;
+	rd.dur = dur;
+	rd.hold = hold;
+	for (i = 0; i < rounds; i++) {
+		for (k = 0; k < 8; k++) {
+			dur[k] = (40 - late(i, k)) * MS;	/* one end, 40 ms after the first */
+			hold[k] = k >= 4 ? 0x4360 : 0x1961;
+		}
+		slow_note_block(s, &rd, 8);
+	}
+}
+
+/* jitter of +-0.3 ms, the same for every run */
+static double jitter(uint32_t i, int32_t k)
+{
+	return ((int)((i * 5 + (uint32_t)k * 3) % 7) - 3) * 0.1;
+}
+
+/*
+ * Random job 32 (PyTorch pattern, PP 2 x DP 4, hosts of 4; global rank 6's
+ * compute 3.6x slower): stage 1's DP comm of 4 is on one host, its ranks
+ * wait for rank 6 there and leave together; the world comm's sample saw
+ * ranks 4-7 reach its ops last together, 5 ms after the others, in 29 of
+ * 29 rounds, none of them last by much (last 6, 8, 10, 5 times)
+ */
+static double node_late(uint32_t i, int32_t k)
+{
+	return (k >= 4 ? 5.0 : 0) + jitter(i, k);
+}
+
+static double all_together(uint32_t i, int32_t k)
+{
+	return jitter(i, k);
+}
+
+/* the late half changes every round: no one block */
+static double halves_alternate(uint32_t i, int32_t k)
+{
+	return ((k >= 4) == (i % 2) ? 5.0 : 0) + jitter(i, k);
+}
+
+/* rank 0 early, the other 7 late: more than half is the first being early */
+static double one_early(uint32_t i, int32_t k)
+{
+	return (k ? 5.0 : 0) + jitter(i, k);
+}
+
+/* one rank last: the straggler rule's, not a block */
+static double one_late(uint32_t i, int32_t k)
+{
+	return (k == 6 ? 5.0 : 0) + jitter(i, k);
+}
+
+static void test_block_of_node(void)
+{
+	struct an_comm c;
+	struct an_slow s;
+	double lead;
+	int32_t k;
+
+	block_sample(&c, &s, 29, node_late);
+	CHECK_INT(s.blk_rounds, 29);
+	CHECK_INT(slow_arrival_block(&c, 8.05 * MS - 3.24 * MS, &lead), 4);
+	for (k = 0; k < 8; k++)
+		CHECK_INT(slow_in_block(&s, k), k >= 4);
+	CHECK(lead > 4.3 * MS && lead < 5.7 * MS);
+	/* a lead under a quarter of the extra explains nothing */
+	CHECK_INT(slow_arrival_block(&c, 40 * MS, &lead), 0);
+	/* too few rounds */
+	block_sample(&c, &s, 3, node_late);
+	CHECK_INT(slow_arrival_block(&c, 4.8 * MS, &lead), 0);
+}
+
+static void test_block_not(void)
+{
+	struct an_comm c;
+	struct an_slow s;
+	double lead;
+
+	block_sample(&c, &s, 29, all_together);
+	CHECK_INT(slow_arrival_block(&c, 1 * MS, &lead), 0);
+	block_sample(&c, &s, 29, halves_alternate);
+	CHECK_INT(slow_arrival_block(&c, 4.8 * MS, &lead), 0);
+	block_sample(&c, &s, 29, one_early);
+	CHECK_INT(slow_arrival_block(&c, 4.8 * MS, &lead), 0);
+	block_sample(&c, &s, 29, one_late);
+	CHECK_INT(slow_arrival_block(&c, 4.8 * MS, &lead), 0);
+}
+
 int main(void)
 {
 	test_back_to_back_ops();
@@ -288,5 +408,7 @@ int main(void)
 	test_sample_after_hiccup();
 	test_sample_turns_slow();
 	test_arrivals_explain();
+	test_block_of_node();
+	test_block_not();
 	return check_finish("test_slow_arrival");
 }

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A block of ranks whose GPUs reach a sampled comm's ops last together.
+ * Ranks of one node that share an intra-node comm (a DP or TP comm on
+ * NVLink, whose ops have no proxy steps to time) wait for each other there:
+ * where one of them computes slower, all leave that op together and reach
+ * the cross-node comm's next op together, after the other nodes' ranks.
+ * No single rank is last by much, so the straggler rule finds none; the
+ * block is what the hooks show, and the verdict names it as such: one of
+ * these ranks is the straggler, which one the step records cannot tell.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "an_slow_int.h"
+
+/* in 3 of 4 rounds each member, in 1 of 4 at most any other rank */
+#define BLOCK_IN	0.75
+#define BLOCK_OUT	0.25
+
+static int by_duration(const void *a, const void *b)
+{
+	const struct blk_ent *x = a, *y = b;
+
+	return x->dur < y->dur ? -1 : x->dur > y->dur;
+}
+
+void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
+{
+	double gap = -1;
+	int32_t k, cut = -1;
+
+	if (nranks < 4)
+		return;
+	for (k = 0; k < nranks; k++) {
+		s->blk_sort[k].dur = rd->dur[k];
+		s->blk_sort[k].rank = k;
+	}
+	/* the shortest duration arrived last: the block is before the largest gap */
+	qsort(s->blk_sort, (size_t)nranks, sizeof(*s->blk_sort), by_duration);
+	for (k = 0; k + 1 < nranks; k++) {
+		double g = s->blk_sort[k + 1].dur - s->blk_sort[k].dur;
+
+		if (g > gap) {
+			gap = g;
+			cut = k;
+		}
+	}
+	if (cut < 0 || !isfinite(gap))
+		return;
+	s->blk_rounds++;
+	for (k = 0; k <= cut; k++) {
+		int32_t r = s->blk_sort[k].rank;
+
+		s->arr_blk[r]++;
+		s->arr_blk_gap[r] += gap;
+		if (rd->hold[r])
+			s->arr_blk_holder[r] = rd->hold[r];
+	}
+}
+
+bool slow_in_block(const struct an_slow *s, int32_t k)
+{
+	return s->arr_blk[k] >= BLOCK_IN * s->blk_rounds;
+}
+
+uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *lead)
+{
+	const struct an_slow *s = c->slow;
+	uint32_t n = 0;
+	int32_t k;
+
+	*lead = INFINITY;
+	if (s->blk_rounds < ARR_MIN_ROUNDS)
+		return 0;
+	for (k = 0; k < c->nranks; k++) {
+		if (slow_in_block(s, k)) {
+			double l = s->arr_blk_gap[k] / s->arr_blk[k];
+
+			n++;
+			if (l < *lead)
+				*lead = l;
+		} else if (s->arr_blk[k] > BLOCK_OUT * s->blk_rounds) {
+			return 0;	/* a block that changes: no one block */
+		}
+	}
+	/*
+	 * One rank is the straggler rule's; more than half is the others
+	 * being early.  The lead must explain a quarter of the extra, as
+	 * the straggler's must.
+	 */
+	if (n < 2 || 2 * n > (uint32_t)c->nranks || !isfinite(*lead) ||
+	    (extra_ns > 0 && *lead < 0.25 * extra_ns))
+		return 0;
+	return n;
+}
+
+/* the comm whose op every member's GPU came from, 0 where they differ */
+static uint64_t block_holder(const struct an_comm *c)
+{
+	const struct an_slow *s = c->slow;
+	uint64_t h = 0;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++) {
+		if (!slow_in_block(s, k))
+			continue;
+		if (!s->arr_blk_holder[k] || (h && s->arr_blk_holder[k] != h))
+			return 0;
+		h = s->arr_blk_holder[k];
+	}
+	return h;
+}
+
+void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an_verdict *v,
+			 double secs)
+{
+	const struct an_slow *s = c->slow;
+	uint64_t h = block_holder(c);
+	uint32_t n = 0;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (slow_in_block(s, k)) {
+			slow_add_culprit(an, c, v, k);
+			n++;
+		}
+	an_text(v, "; step hooks sampled %.1f s: ranks", secs);
+	for (k = 0; k < c->nranks; k++)
+		if (slow_in_block(s, k))
+			an_text(v, " %d", k);
+	an_text(v, " reach the op last together, %.1f ms after the others at"
+		" least (mean, in %.0f%% or more of %u rounds), none of them last by"
+		" much: they wait for each other in an op whose GPU-side start no"
+		" record shows", s->blk_lead / 1e6, 100 * BLOCK_IN, s->blk_rounds);
+	if (h)
+		an_text(v, " (their GPUs come from their op in comm %016" PRIx64 ")", h);
+	an_text(v, "; one of them is the straggler (computation, S1), which one is"
+		" undetermined");
+	an_val_i(v, "undetermined", 1);
+	an_val_i(v, "block_ranks", n);
+	an_val_f(v, "block_lead_ms", s->blk_lead / 1e6);
+	an_val_i(v, "block_rounds", s->blk_rounds);
+}
