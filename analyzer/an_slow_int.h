@@ -266,16 +266,14 @@ struct an_slow {
 #define SAMPLE_DEFER_NS	2000000000ull	/* a sample waits for a neighbour this long at most */
 /*
  * Step hooks fire for every comm of a hooked process: a comm with more
- * processes than this on one host is not sampled.  8 is a node of 8 GPUs:
- * a comm spanning nodes with all of a node's ranks (the world comm, a DP
- * comm of whole nodes) shows, sampled, which node's ranks arrive last
- * together (an_slow_block.c).  A comm whose op holds a sampled comm's rank
- * is hooked with it only with 4 processes on a host at most (the world
- * comm behind a pipeline's send/recv is not hooked whole with each stage's
- * DP comm).
+ * processes than this on one host is not sampled (8 on one machine flood
+ * the ring buffer; real jobs have a few ranks of a comm per node, more only
+ * in intra-node comms, which have no proxy steps to sample).  Measured
+ * again 2026-12-02 with 8: the world comms of 8 ranks on one VM sampled
+ * whole, test_attach_midrun's PyTorch job lost 2,614 records (calls among
+ * them) and two slow scenarios came late or early (docs/numbers.md).
  */
-#define SAMPLE_MAX_LOCAL	8
-#define SAMPLE_MAX_LOCAL_EXTRA	4
+#define SAMPLE_MAX_LOCAL	4
 /*
  * Processes hooked on one host by all samples at once, the processes a
  * sample adds beyond its comm's included (an_slow_sample.c): two stages of

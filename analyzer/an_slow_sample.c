@@ -192,8 +192,8 @@ static bool fit_comm(const struct an *an, const struct an_comm *c, const struct 
 	return false;
 }
 
-/* MAX processes of C on a host at most: it may be hooked */
-static bool small_on_hosts(const struct an *an, const struct an_comm *c, uint32_t max)
+/* SAMPLE_MAX_LOCAL processes of C on a host at most: it may be hooked */
+static bool small_on_hosts(const struct an *an, const struct an_comm *c)
 {
 	uint32_t *own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
 	bool ok = own != NULL;
@@ -203,7 +203,7 @@ static bool small_on_hosts(const struct an *an, const struct an_comm *c, uint32_
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
 		if (p && p->host < an->nhosts)
-			ok = ++own[p->host] <= max;
+			ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
 	}
 	free(own);
 	return ok;
@@ -221,7 +221,7 @@ static const struct an_comm *holder_to_add(const struct an *an, const struct an_
 				  an_comm_get((struct an *)an, c->slow->holder[k], 0, false) : NULL;
 
 	return h && h != c && !h->sampling && h->slow && !h->slow->active &&
-	       small_on_hosts(an, h, SAMPLE_MAX_LOCAL_EXTRA) ? h : NULL;
+	       small_on_hosts(an, h) ? h : NULL;
 }
 
 /* O holds a rank of C, and C's sample could hook O's processes too */
@@ -371,8 +371,7 @@ bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
 		return false;
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
-	if (!tierc || !small_on_hosts(an, c, SAMPLE_MAX_LOCAL) ||
-	    !(local = hooked_per_host(an, c)))
+	if (!tierc || !small_on_hosts(an, c) || !(local = hooked_per_host(an, c)))
 		return false;
 	/* only the hosts where C adds a process to those hooked already */
 	for (k = 0; k < c->nranks && ok; k++) {
