@@ -203,6 +203,12 @@ static void clear_round(struct slow_round *rd, int32_t nranks)
 	}
 }
 
+bool slow_proc_hooked(const struct an_proc *p, uint32_t host, uint64_t t_ns)
+{
+	return (p->hooked && (p->host != host || t_ns >= p->hooked_since)) ||
+	       t_ns < p->perturbed_until;
+}
+
 /*
  * Step hooks were on in a process of C (a suspected or sampled comm's) when
  * its round ended at T_NS on HOST's clock, or until less than AN_PERTURB_NS
@@ -218,14 +224,37 @@ static bool comm_hooked(const struct an *an, const struct an_comm *c, uint32_t h
 	for (k = 0; k < c->nranks; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
-		if (!p)
-			continue;
-		if (p->hooked && (p->host != host || t_ns >= p->hooked_since))
-			return true;
-		if (t_ns < p->perturbed_until)
+		if (p && slow_proc_hooked(p, host, t_ns))
 			return true;
 	}
 	return false;
+}
+
+/* P's share, and whether its hooks were on for that round (*ON) */
+static double proc_share(const struct an *an, const struct an_proc *p, uint32_t host,
+			 uint64_t t_end, bool *on)
+{
+	uint64_t now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
+
+	*on = false;
+	if (p->hook_t0 && (now > t_end ? now : t_end) <= p->hook_t1 + AN_PERTURB_NS) {
+		if (p->host == host && t_end < p->hook_t0)
+			return 0;	/* it ended before these hooks */
+		*on = true;
+		if (p->hook_t1 - p->hook_t0 < AN_HOOK_RATE_NS)
+			return -1;
+		return (double)p->hook_n * AN_HOOK_DELAY_NS / (double)(p->hook_t1 - p->hook_t0);
+	}
+	*on = p->hooked;
+	return p->hooked ? -1 : 0;	/* on, no step record yet */
+}
+
+double slow_proc_hook_share(const struct an *an, const struct an_proc *p, uint32_t host,
+			    uint64_t t_end)
+{
+	bool on;
+
+	return proc_share(an, p, host, t_end, &on);
 }
 
 /*
@@ -240,29 +269,21 @@ static bool comm_hooked(const struct an *an, const struct an_comm *c, uint32_t h
 static double hook_share(const struct an *an, const struct an_comm *c, uint32_t host,
 			 uint64_t t_end, uint32_t *covered)
 {
-	double share = 0;
+	double share = 0, x;
 	int32_t k;
+	bool on;
 
 	*covered = 0;
 	for (k = 0; k < c->nranks; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
-		uint64_t now;
 
 		if (!p)
 			continue;
-		now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
-		if (p->hook_t0 && (now > t_end ? now : t_end) <= p->hook_t1 + AN_PERTURB_NS) {
-			if (p->host == host && t_end < p->hook_t0)
-				continue;	/* it ended before these hooks */
-			(*covered)++;
-			if (p->hook_t1 - p->hook_t0 < AN_HOOK_RATE_NS)
-				return -1;
-			share += (double)p->hook_n * AN_HOOK_DELAY_NS /
-				 (double)(p->hook_t1 - p->hook_t0);
-		} else if (p->hooked) {
-			(*covered)++;
-			return -1;	/* on, no step record yet */
-		}
+		x = proc_share(an, p, host, t_end, &on);
+		*covered += on;
+		if (x < 0)
+			return -1;
+		share += x;
 	}
 	return share;
 }
@@ -346,6 +367,8 @@ static void feed(struct an *an, struct an_comm *c)
 			 share < AN_HOOK_SHARE_MAX && hooked_judgeable(s, rd, c->nranks, share))
 			hooked = covered > 0;	/* else untouched: judged as usual */
 		else if (perturbed || lost) {
+			if (!lost && !c->sampling)
+				slow_nohist_hooked_round(an, c, rd, sl_det_base(s->det)->learned);
 			/* not judged; its iteration is not counted (the phase is kept) */
 			if (an->debug)
 				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
@@ -353,6 +376,8 @@ static void feed(struct an *an, struct an_comm *c)
 					c->hash, rd->seq, an->nsuspected,
 					lost ? ", records lost" : "", share);
 			s->skipped = true;
+			s->skipped_t = rd->t_end;
+			s->fed_t = rd->t_end;
 			clear_round(rd, c->nranks);
 			s->next++;
 			continue;
@@ -369,6 +394,11 @@ static void feed(struct an *an, struct an_comm *c)
 				iter_ns = 0;	/* it spans perturbed rounds */
 		}
 		in.t_ns = rd->t_end;
+		/* the time since the last judged round that skipped rounds cover */
+		in.unjudged_ns = s->skipped_t > s->judged_t && s->judged_t ?
+				 s->skipped_t - s->judged_t : 0;
+		s->skipped_t = 0;
+		s->judged_t = rd->t_end;
 		/* recovery under hooks: by the starts known without them */
 		in.dur_ns = recovery_only ? rd->dur_bound : rd->dur;
 		if (hooked) {
@@ -425,6 +455,7 @@ static void feed(struct an *an, struct an_comm *c)
 			s->newest.host = rd->host;
 			s->newest.t_end = rd->t_end;
 		}
+		s->fed_t = rd->t_end;
 		clear_round(rd, c->nranks);
 		s->next++;
 	}

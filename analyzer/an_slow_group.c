@@ -210,6 +210,20 @@ static void group_step(struct an *an, struct an_comm *c)
 		s->grp_scans = 0;
 		return;
 	}
+	/*
+	 * No round ended since the last scan (judged or not): its medians
+	 * are the same rounds', the comm stalled or idle, not slow for
+	 * longer (a 2.5 s stop of another rank counted as 2 s of deviance,
+	 * then a sample named a rank of its catch-up).  The time does not
+	 * count.
+	 */
+	if (s->grp_scans && s->next == s->grp_seq) {
+		s->grp_t0 += now - s->grp_scan_t;
+		s->grp_scan_t = now;
+		return;
+	}
+	s->grp_seq = s->next;
+	s->grp_scan_t = now;
 	if (!s->grp_scans++)
 		s->grp_t0 = now;
 	if (s->grp_scans < GROUP_SCANS || now - s->grp_t0 < GROUP_MIN_NS ||

@@ -123,6 +123,9 @@ struct an_slow {
 	int64_t iter_skip;	/* iterations removed so far */
 	int64_t last_iter;	/* sl_iter index of the last judged round, -1 */
 	bool skipped;		/* rounds were skipped since it */
+	uint64_t judged_t;	/* end of the last round not skipped, 0 none */
+	uint64_t fed_t;		/* end of the round before the one being fed */
+	uint64_t skipped_t;	/* end of the last skipped round */
 	/*
 	 * Step sample (S2/S3): the onset's verdict waits until every rank's
 	 * send steps were timed for SAMPLE_NS with step hooks on.
@@ -243,7 +246,10 @@ struct an_slow {
 	double grp_med;		/* ns: its group's */
 	uint32_t grp_size;	/* comms in its group */
 	uint32_t grp_scans;	/* scans in a row deviant (once said: in line) */
-	uint64_t grp_t0;	/* the first of them, on its rounds' clock */
+	uint64_t grp_t0;	/* the first of them, on its rounds' clock (moved
+				 * on by the scans that saw no new round) */
+	int64_t grp_seq;	/* next (its rounds fed) at the last scan */
+	uint64_t grp_scan_t;	/* that scan's time */
 	bool grp_said;		/* a verdict was given */
 	int32_t grp_rank;	/* ... naming this rank */
 	struct slow_round r[AN_HIST];
@@ -476,6 +482,22 @@ struct an_slow *slow_state(const struct an *an, struct an_comm *c);
 /* a judged round: the peer comparison and the network part */
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned);
+/*
+ * A round under step hooks (not judged): the peer comparison still hears
+ * it where a process without hooks arrived last (hooks only delay the
+ * processes they are on)
+ */
+void slow_nohist_hooked_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			      bool learned);
+/* P's step hooks (or the second after them) touch its rounds ending at T_NS */
+bool slow_proc_hooked(const struct an_proc *p, uint32_t host, uint64_t t_ns);
+/*
+ * The share of P's time its step hooks can have taken around T_END
+ * (HOST's clock): its rate of step records times AN_HOOK_DELAY_NS; 0 no
+ * records then, -1 not known yet (under AN_HOOK_RATE_NS of them)
+ */
+double slow_proc_hook_share(const struct an *an, const struct an_proc *p, uint32_t host,
+			    uint64_t t_end);
 /*
  * The rank of C's step sample whose GPU reaches the ops last (as
  * slow_arrival_culprit), where its mean lead accounts for a quarter of

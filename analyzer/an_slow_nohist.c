@@ -737,6 +737,22 @@ static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round 
 	slow_send_verdict(an, v);
 }
 
+/* the iterations of C's rounds: those of its first op signature */
+static void count_iter(struct an_slow *s, const struct slow_round *rd)
+{
+	/*
+	 * The first signature whose SIG_AFTER is known: a process's first call
+	 * since the attach has no call before it, and its signature would not
+	 * come again
+	 */
+	if (!s->have_sig0 && rd->sig_known) {
+		s->sig0 = rd->sig;
+		s->have_sig0 = true;
+	}
+	if (s->have_sig0 && rd->sig == s->sig0)
+		s->sig0_iters++;
+}
+
 /* the rounds kept until their processes were judged, now that they are */
 static void peer_undecided(struct an_comm *c)
 {
@@ -791,6 +807,83 @@ static void peer_round(struct an *an, struct an_comm *c, const struct slow_round
 	s->peer_active = true;
 	s->peer_clean = 0;
 	emit_peer(an, c, rd, false);
+}
+
+/*
+ * RD's last arriver LAST, by GAP, has step hooks on its process P: they
+ * delayed it by their share of its time since the comm's previous round
+ * at most.  Last by more than that, it is still last by that much less:
+ * true, with its duration so lengthened in *ADJ (its durations s->dur_hooked).
+ */
+static bool last_despite_hooks(const struct an *an, struct an_comm *c,
+			       const struct slow_round *rd, const struct an_proc *p,
+			       int32_t last, double gap, struct slow_round *adj)
+{
+	struct an_slow *s = c->slow;
+	double share = slow_proc_hook_share(an, p, rd->host, rd->t_end), gap2, most;
+	int32_t k;
+
+	if (!s->fed_t || rd->t_end <= s->fed_t || share < 0)
+		return false;
+	most = share * (double)(rd->t_end - s->fed_t);
+	if (!(gap > most))
+		return false;
+	for (k = 0; k < c->nranks; k++)
+		s->dur_hooked[k] = rd->dur[k];
+	s->dur_hooked[last] += most;
+	*adj = *rd;
+	adj->dur = s->dur_hooked;
+	if (slow_last_arriver(c, adj, &gap2) != last)
+		return false;
+	if (an->debug)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d, its"
+			" hooks %.1f ms at most, last by %.1f ms: heard by the peer"
+			" comparison\n", c->hash, rd->seq, last, most / 1e6, gap2 / 1e6);
+	return true;
+}
+
+/*
+ * A sample of other comms hooks some of C's processes: C's rounds are not
+ * judged, and a straggler among its other processes went unnamed until the
+ * hooks were off and a second more (test_intranode compute on a busy VM:
+ * three DP comms sampled for rises of their network part as rank 2's
+ * compute slowed; its TP comm's peer comparison named it 23 steps late).
+ * Hooks only delay the processes they are on, so a round whose last
+ * arriver has none says who arrives last as well as without them.  One
+ * whose last arriver has hooks names nobody, unless it is last by more
+ * than they can explain, but breaks the others' runs as that rank's round
+ * would (left out, it let a rank last by 1-9 ms in the rounds in between
+ * make a long run of small gaps, which named the straggler 14 steps late
+ * on another capture).  Only to name: a named straggler's recovery is
+ * judged on unhooked rounds alone (one hooked would leave out its own late
+ * rounds and keep the others').
+ */
+void slow_nohist_hooked_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			      bool learned)
+{
+	struct an_slow *s = c->slow;
+	const struct an_proc *p;
+	struct slow_round adj;
+	int32_t last;
+	double gap;
+
+	count_iter(s, rd);	/* its iterations go on: the peer comparison counts them */
+	if (s->peer_active || rd->nexact != (uint32_t)c->nranks || rd->host >= an->nhosts)
+		return;
+	last = slow_last_arriver(c, rd, &gap);
+	p = last >= 0 ? an_proc_of(an, &c->r[last]) : NULL;
+	peer_undecided(c);
+	if (p && !slow_proc_hooked(p, rd->host, rd->t_end)) {
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d,"
+				" without hooks, last by %.1f ms: heard by the peer"
+				" comparison\n", c->hash, rd->seq, last, gap / 1e6);
+		peer_round(an, c, rd, learned);
+	} else if (p && last_despite_hooks(an, c, rd, p, last, gap, &adj)) {
+		peer_round(an, c, &adj, learned);
+	} else {
+		sl_peer_unknown(s->peer, rd->t_end, s->sig0_iters);
+	}
 }
 
 /* ---- the network part of rounds ---------------------------------------- */
@@ -851,6 +944,13 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 		slow_block_evidence(an, c, v, secs);
 		if (root)
 			an_text(v, "; a cascade: the same rank slows a comm already reported");
+		return;
+	}
+	if (cls == AN_S1 && s->arr_p2p.comm) {
+		slow_p2p_evidence(v, rank, &s->arr_p2p);
+		if (root)
+			an_text(v, "; a cascade: the same rank slows a comm already reported");
+		an_val_i(v, "s1_rank", rank);
 		return;
 	}
 	if (cls == AN_S2)
@@ -963,6 +1063,24 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		return;		/* it fell back while sampled */
 	cls = slow_sample_decide(c, s->rres.level_ns - s->rres.base_ns, &rank, &a, &b,
 				 &s->arr_held_by);
+	/*
+	 * Every rank reaches the op together: the time went in p2p ops
+	 * before it, where one pipeline stage keeps its neighbours waiting
+	 * (random job 12 on a busy VM: CCL-D's threshold out of reach, the
+	 * rise of the world comm's network part the only onset).  Only where
+	 * the CPU runs ahead of its GPU: the "network part" then begins at
+	 * the call and holds the GPU's wait in the p2p ops queued before the
+	 * op.  Where the CPU waits for its GPU it is the network's own, which
+	 * no late p2p entry lengthens (test_intranode compute: a DP comm's
+	 * rise after the fault ended, a healthy pipeline's 6.4 ms of jitter
+	 * in its p2p entries named).
+	 */
+	if (!cls && slow_runahead(s) &&
+	    (rank = slow_p2p_straggler(an, c, s->rres.level_ns - s->rres.base_ns,
+					       &s->arr_p2p)) >= 0) {
+		cls = AN_S1;
+		s->arr_held_by = 0;
+	}
 	/* no one rank: a block of them arriving last together, one of it */
 	if (!cls && (s->blk_n = slow_arrival_block(c, s->rres.level_ns - s->rres.base_ns,
 						   &s->blk_lead))) {
@@ -974,6 +1092,7 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	if (cls) {
 		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);
 		s->blk_n = 0;
+		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	} else {
 		/* nothing explains it: tried again after the cooldown */
 		s->samp_next = now + SAMPLE_COOLDOWN_NS;
@@ -1079,18 +1198,8 @@ void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round
 	bool exact = rd->nexact == (uint32_t)c->nranks;
 	bool was = slow_runahead(s);
 
-	/*
-	 * The first signature whose SIG_AFTER is known: a process's first call
-	 * since the attach has no call before it, and its signature would not
-	 * come again
-	 */
-	if (!s->have_sig0 && rd->sig_known) {
-		s->sig0 = rd->sig;
-		s->have_sig0 = true;
-	}
+	count_iter(s, rd);
 	s->njudged++;
-	if (s->have_sig0 && rd->sig == s->sig0)
-		s->sig0_iters++;
 	s->exact_bits = s->exact_bits << 1 | exact;
 	if (an->debug && was != slow_runahead(s))
 		fprintf(stderr, "an: slow comm %016" PRIx64 ": %s\n", c->hash,

@@ -57,6 +57,9 @@ struct sl_round {
 	const double *rate;	/* [nranks] bytes/s of the rank's slower direction
 				 * (min of send, recv), NaN unknown; NULL: none */
 	uint64_t sig;		/* op signature (fn, count, dtype...); 0 unknown */
+	uint64_t unjudged_ns;	/* wall time since the comm's previous round that
+				 * no judged round covers (rounds left out: a
+				 * stall, hooks); not counted as a slowdown's */
 };
 
 /* The baseline (eq. 1) and the threshold on R derived from it. */
@@ -301,6 +304,9 @@ void sl_peer_free(struct sl_peer *p);
  * answers as the round before it. */
 bool sl_peer_round(struct sl_peer *p, const double *dur_ns, uint64_t t_ns, int64_t iter,
 		   struct sl_peer_result *res);
+/* A round whose last arriver is not to be believed (its lateness may be
+ * its step hooks'): it is no rank's, so it breaks every rank's run. */
+void sl_peer_unknown(struct sl_peer *p, uint64_t t_ns, int64_t iter);
 
 /*
  * The network part of a comm's rounds (last arrival to completion: the

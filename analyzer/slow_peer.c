@@ -125,6 +125,30 @@ static const struct peer_round *nth_newest(const struct sl_peer *p, uint64_t i)
 	return &p->r[(p->n - 1 - i) % PEER_RING];
 }
 
+/* the mean interval between rounds, with the round ending at T_NS */
+static void note_interval(struct sl_peer *p, uint64_t t_ns)
+{
+	if (p->t_prev && t_ns > p->t_prev) {
+		double d = (double)(t_ns - p->t_prev);
+
+		p->iv = p->iv > 0 ? p->iv + PEER_IV_DECAY * (d - p->iv) : d;
+	}
+	p->t_prev = t_ns;
+}
+
+void sl_peer_unknown(struct sl_peer *p, uint64_t t_ns, int64_t iter)
+{
+	struct peer_round *pr;
+
+	note_interval(p, t_ns);
+	pr = &p->r[p->n++ % PEER_RING];
+	pr->last = -1;
+	pr->gap = 0;
+	pr->t = t_ns;
+	pr->iter = iter;
+	p->named = false;
+}
+
 bool sl_peer_round(struct sl_peer *p, const double *dur, uint64_t t_ns, int64_t iter,
 		   struct sl_peer_result *res)
 {
@@ -147,12 +171,7 @@ bool sl_peer_round(struct sl_peer *p, const double *dur, uint64_t t_ns, int64_t 
 			lo2 = dur[k];
 		}
 	}
-	if (p->t_prev && t_ns > p->t_prev) {
-		double d = (double)(t_ns - p->t_prev);
-
-		p->iv = p->iv > 0 ? p->iv + PEER_IV_DECAY * (d - p->iv) : d;
-	}
-	p->t_prev = t_ns;
+	note_interval(p, t_ns);
 	if (lo2 - lo < PEER_TIE * p->iv) {
 		if (p->named)
 			*res = p->res;

@@ -667,6 +667,47 @@ out:
 }
 
 /*
+ * A comm deviant from its group, then a stall of every comm for 3 s (a rank
+ * stopped: test_step_hooks on a busy VM): its medians, frozen, are not
+ * deviance that lasts, so no sample starts while nothing moves (one started
+ * there, then named a rank of the catch-up).  Once its rounds flow again,
+ * still 6x its group, it is sampled and named.
+ */
+static void test_comparable_group_stall(void)
+{
+	uint64_t busy[4] = { 5 * MS, 5 * MS, 5 * MS, 30 * MS };
+	uint64_t op[4] = { 1, 1, 1, 1 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i, g[2];
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	for (i = 0; i < 4; i++) {
+		g[0] = 2 * i;
+		g[1] = 2 * i + 1;
+		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
+	}
+	for (i = 0; i < 12; i++)	/* 0.6 s: deviant in a scan or two */
+		tp_iteration(&s, 4, op, busy, 6 * MS);
+	CHECK_INT(s.nsuspect_on, 0);
+	for (i = 0; i < 30; i++) {	/* 3 s without a round */
+		s.now[0] += 100 * MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	CHECK_INT(s.nsuspect_on, 0);
+	for (i = 0; i < 80; i++)
+		tp_iteration(&s, 4, op, busy, 6 * MS);
+	CHECK_INT(s.nsuspect_on, 1);
+	v = first_new(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK(v->comm == TP0 + 3);
+	}
+	sim_fini(&s);
+}
+
+/*
  * A stream sync per op (the plain pattern): global rank 1 calls comm H's
  * all-reduce with rank 0, which computes 40 ms longer; its CPU waits for
  * H's op to end, then calls comm C's (with rank 2, which waited there since
@@ -980,6 +1021,47 @@ static void test_peer_from_attach_two_comms(void)
 }
 
 /*
+ * Comm W (global ranks 0-3), no baseline yet; a sample of comm H (global
+ * 2 and 4) puts step hooks on global 2's process.  Global LATE_G arrives
+ * 30 ms late in W's rounds.  Hooks only delay the processes they are on:
+ * global 1 late is named under them (test_intranode compute: a straggler
+ * named 23 steps late while other comms were sampled).  Global 2 late is
+ * named where its step records (RECORDS) show its hooks took 2% of its
+ * time, under 1 ms of the 43 ms between rounds, not while their cost is
+ * unknown: its lateness may be theirs.
+ */
+static void test_peer_under_others_hooks(int late_g, bool records)
+{
+	const uint64_t H = W + 5;
+	const uint64_t lat[2] = { MS, MS };
+	const int gh[2] = { 2, 4 };
+	uint64_t rng = 23, op = 1;
+	struct sim s;
+	int i;
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, H, 2, gh);
+	rounds(&s, &rng, 1, -1, 0);
+	an_suspect_comm(s.an, an_comm_get(s.an, H, 0, false), true, true, s.host_id[0],
+			s.now[0]);
+	for (i = 0; i < 10 && !s.nv; i++) {
+		if (records)
+			proxy_round_of(&s, H, op++, lat, true);
+		rounds(&s, &rng, 1, late_g, 30 * MS);
+	}
+	if (late_g == 2 && !records) {
+		CHECK_INT(s.nv, 0);
+	} else {
+		CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+		CHECK(s.nv == 1 && s.v[0].comm == W);
+		CHECK_STR(sim_culprits(&s.v[0]), late_g == 2 ? "2" : "1");
+		CHECK_INT(i, 4);	/* 3 rounds with every start known */
+	}
+	sim_fini(&s);
+}
+
+/*
  * The same, counting rounds: each process calls on a GPU idle for 3 ms
  * (it waits for its GPU), so its starts are known after two such calls,
  * not after eight judged calls: the verdict comes with the third slow
@@ -1265,6 +1347,10 @@ int main(void)
 	test_comparable_group_sample(4, 1.3);
 	test_comparable_group_sample(2, 5);
 	test_comparable_group_sample(2, 1.8);
+	test_comparable_group_stall();
+	test_peer_under_others_hooks(1, false);
+	test_peer_under_others_hooks(2, false);
+	test_peer_under_others_hooks(2, true);
 	test_cascade_of_located_round();
 	test_s1_border_sampled(2.5);
 	test_s3_needs_typical_step(true);

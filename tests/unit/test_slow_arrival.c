@@ -179,6 +179,7 @@ static int hiccup_sample(struct an_comm *c, struct an_slow *s, double sampled_ms
 	in.dur_ns = dur;
 	in.rate = NULL;
 	in.sig = 7;
+	in.unjudged_ns = 0;
 	/* 100 rounds of 10.5-11.5 ms learn the baseline, 3 of 25 ms open it */
 	for (i = 0; i < 103; i++) {
 		for (k = 0; k < 4; k++)

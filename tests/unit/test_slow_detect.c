@@ -53,7 +53,7 @@ static struct sl_det *det_new(uint32_t n)
 /* the round ends dt_ns after the previous one */
 static int feed(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns)
 {
-	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, 0 };
+	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, 0, 0 };
 
 	j->rounds++;
 	return sl_det_round(d, &rd);
@@ -63,7 +63,7 @@ static int feed(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns)
 static int feed_sig(struct sl_det *d, struct job *j, int64_t iter, uint64_t dt_ns,
 		    uint64_t sig)
 {
-	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, sig };
+	struct sl_round rd = { iter, j->t += dt_ns, j->dur, j->rate, sig, 0 };
 
 	j->rounds++;
 	return sl_det_round(d, &rd);
@@ -670,7 +670,7 @@ static void test_nan(void)
 	d = det_new(4);
 	r = sl_det_result(d);
 	for (i = 0; i < 105; i++) {
-		struct sl_round rd = { -1, (uint64_t)(i + 1) * MS, j.dur, NULL, 0 };
+		struct sl_round rd = { -1, (uint64_t)(i + 1) * MS, j.dur, NULL, 0, 0 };
 
 		for (k = 0; k < 4; k++)
 			j.dur[k] = i >= 100 ? 3 * T : T;
@@ -727,6 +727,47 @@ static void test_min_duration(void)
 }
 
 /*
+ * Slow rounds on both sides of a stall are not a slowdown that lasted:
+ * test_step_hooks (rank 5 stopped 2.5 s, a busy VM) had one slow round
+ * before the stop and two after it, while the catch-up ran under step
+ * hooks; the rounds in between were not judged (hooks, the hang side's
+ * suspicion).  Three slow iterations in a row, 2.6 s from the first to the
+ * last, but 0.1 s of it judged: no onset.  A slowdown that goes on after
+ * the stall reaches min_ns on judged time.
+ */
+static void test_min_duration_stall(void)
+{
+	struct sl_det *d = sl_det_new(NULL, 4);
+	struct sl_round rd = { 0, 0, NULL, NULL, 0, 0 };
+	struct job j;
+	int i, onset = -1, ev;
+
+	job_init(&j, 4, 12);
+	rd.dur_ns = j.dur;
+	for (i = 0; i < 100; i++) {
+		fill(&j, T, 0.05);
+		feed(d, &j, i, 10 * MS);
+	}
+	fill(&j, 10 * T, 0.05);				/* slow, then the stall */
+	CHECK(!(feed(d, &j, 100, 10 * MS) & SL_EV_ONSET));
+	/* the next slow round ends 2.5 s later; 2.45 s of it no judged round saw */
+	fill(&j, 10 * T, 0.05);
+	rd.iter = 101;
+	rd.t_ns = j.t += 2500 * MS;
+	rd.unjudged_ns = 2450 * MS;
+	CHECK(!(sl_det_round(d, &rd) & SL_EV_ONSET));
+	for (i = 102; i < 200 && onset < 0; i++) {
+		fill(&j, 10 * T, 0.05);
+		ev = feed(d, &j, i, 10 * MS);
+		if (ev & SL_EV_ONSET)
+			onset = i;
+	}
+	/* judged: 50 ms of round 101, then 10 ms a round: 1 s at round 196 (102 before) */
+	CHECK_INT(onset, 196);
+	sl_det_free(d);
+}
+
+/*
  * The incident's recovery is judged on the ops that made it: a comm with a
  * large op (3 ms) and a small one (0.3 ms) per iteration; the large op's
  * rounds 50 ms from iteration 100 to 119 (rank 5's GPU 3x slower, the small
@@ -734,9 +775,11 @@ static void test_min_duration(void)
  * (R 15: a busy VM's blip, test_slow_scenarios gpuslow's fresh-clone CI
  * run): it is not the incident going on, and the recovery comes after 3
  * clean iterations as without it.  A large op's round that slow does delay
- * it.
+ * it (20 ms: an extra over a quarter of the incident's 47 ms); one of 8 ms
+ * does not (BLIP_T ms, its 5 ms of extra under that quarter: test_intranode
+ * compute's 8.5 ms blip two steps after 50 ms rounds ended).
  */
-static void blip_after(int blip_sig, int64_t *recover_iter, int *recover_at)
+static void blip_after(int blip_sig, double blip_t, int64_t *recover_iter, int *recover_at)
 {
 	struct sl_det *d = det_new(2);
 	const struct sl_result *r = sl_det_result(d);
@@ -753,7 +796,7 @@ static void blip_after(int blip_sig, int64_t *recover_iter, int *recover_at)
 		if (large && it >= 100 && it < 120)
 			j.dur[0] = 50 * T;
 		if (blip_sig && it == 120 && large == (blip_sig == 0xa))
-			j.dur[1] = large ? 20 * T : 5 * T;
+			j.dur[1] = large ? blip_t * T : 5 * T;
 		ev = feed_sig(d, &j, it, 10 * MS, large ? 0xa : 0xb);
 		if ((ev & SL_EV_RECOVERY) && *recover_at < 0) {
 			*recover_at = it;
@@ -769,13 +812,16 @@ static void test_recovery_own_ops(void)
 	int64_t from = -1;
 	int at;
 
-	blip_after(0, &from, &at);		/* no blip */
+	blip_after(0, 0, &from, &at);		/* no blip */
 	CHECK_INT(from, 120);
 	CHECK_INT(at, 123);
-	blip_after(0xb, &from, &at);		/* the small op's blip */
+	blip_after(0xb, 0, &from, &at);		/* the small op's blip */
 	CHECK_INT(from, 120);
 	CHECK_INT(at, 123);
-	blip_after(0xa, &from, &at);		/* the large op's */
+	blip_after(0xa, 8, &from, &at);		/* the large op's, small */
+	CHECK_INT(from, 120);
+	CHECK_INT(at, 123);
+	blip_after(0xa, 20, &from, &at);	/* the large op's */
 	CHECK_INT(from, 121);
 	CHECK_INT(at, 124);
 }
@@ -817,6 +863,7 @@ int main(void)
 	test_window();
 	test_nan();
 	test_min_duration();
+	test_min_duration_stall();
 	test_config();
 	return check_finish("test_slow_detect");
 }

@@ -427,6 +427,44 @@ static void test_rise_noise(void)
 	sl_rise_free(q);
 }
 
+/*
+ * A 2-rank comm, rounds 90 ms apart, one per iteration.  While the other
+ * rank's process has step hooks, the rounds it is last in are unknown
+ * (sl_peer_unknown); rank 0 is last by 1 ms in the others.  Then rank 0
+ * computes 45 ms longer: named at its third late round, as without the
+ * hooks.  The unknown rounds break its run of small gaps; left out, that
+ * run would have made the median gap small and the naming late.
+ */
+static void test_unknown_breaks_run(void)
+{
+	struct sl_peer *p = peer_new(2, 0);
+	struct sl_peer_result res;
+	double dur[2];
+	uint64_t t = 0;
+	int i, named = -1;
+
+	for (i = 0; i < 30; i++) {
+		t += 90000000ull;
+		if (i % 2) {
+			sl_peer_unknown(p, t, i);
+			continue;
+		}
+		dur[0] = 2 * MS;
+		dur[1] = 3 * MS;
+		CHECK(!sl_peer_round(p, dur, t, i, &res));
+	}
+	for (i = 30; i < 40 && named < 0; i++) {
+		t += 90000000ull;
+		dur[0] = 2 * MS;
+		dur[1] = 47 * MS;
+		if (sl_peer_round(p, dur, t, i, &res))
+			named = i;
+	}
+	CHECK_INT(named, 32);
+	CHECK_INT(res.rank, 0);
+	sl_peer_free(p);
+}
+
 int main(void)
 {
 	test_straggler_named();
@@ -437,6 +475,7 @@ int main(void)
 	test_share();
 	test_min_iters();
 	test_ties_ignored();
+	test_unknown_breaks_run();
 	test_args();
 	test_rise_and_back();
 	test_rise_bursts();
