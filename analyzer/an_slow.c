@@ -249,14 +249,6 @@ static double proc_share(const struct an *an, const struct an_proc *p, uint32_t 
 	return p->hooked ? -1 : 0;	/* on, no step record yet */
 }
 
-double slow_proc_hook_share(const struct an *an, const struct an_proc *p, uint32_t host,
-			    uint64_t t_end)
-{
-	bool on;
-
-	return proc_share(an, p, host, t_end, &on);
-}
-
 /*
  * The share of C's round that ended at T_END (HOST's clock) that step hooks
  * can have added: per process of C with step records around then, their
@@ -377,7 +369,6 @@ static void feed(struct an *an, struct an_comm *c)
 					lost ? ", records lost" : "", share);
 			s->skipped = true;
 			s->skipped_t = rd->t_end;
-			s->fed_t = rd->t_end;
 			clear_round(rd, c->nranks);
 			s->next++;
 			continue;
@@ -455,7 +446,6 @@ static void feed(struct an *an, struct an_comm *c)
 			s->newest.host = rd->host;
 			s->newest.t_end = rd->t_end;
 		}
-		s->fed_t = rd->t_end;
 		clear_round(rd, c->nranks);
 		s->next++;
 	}

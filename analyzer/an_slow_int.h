@@ -124,7 +124,6 @@ struct an_slow {
 	int64_t last_iter;	/* sl_iter index of the last judged round, -1 */
 	bool skipped;		/* rounds were skipped since it */
 	uint64_t judged_t;	/* end of the last round not skipped, 0 none */
-	uint64_t fed_t;		/* end of the round before the one being fed */
 	uint64_t skipped_t;	/* end of the last skipped round */
 	/*
 	 * Step sample (S2/S3): the onset's verdict waits until every rank's
@@ -491,13 +490,7 @@ void slow_nohist_hooked_round(struct an *an, struct an_comm *c, const struct slo
 			      bool learned);
 /* P's step hooks (or the second after them) touch its rounds ending at T_NS */
 bool slow_proc_hooked(const struct an_proc *p, uint32_t host, uint64_t t_ns);
-/*
- * The share of P's time its step hooks can have taken around T_END
- * (HOST's clock): its rate of step records times AN_HOOK_DELAY_NS; 0 no
- * records then, -1 not known yet (under AN_HOOK_RATE_NS of them)
- */
-double slow_proc_hook_share(const struct an *an, const struct an_proc *p, uint32_t host,
-			    uint64_t t_end);
+
 /*
  * The rank of C's step sample whose GPU reaches the ops last (as
  * slow_arrival_culprit), where its mean lead accounts for a quarter of

@@ -1026,9 +1026,9 @@ static void test_peer_from_attach_two_comms(void)
  * 30 ms late in W's rounds.  Hooks only delay the processes they are on:
  * global 1 late is named under them (test_intranode compute: a straggler
  * named 23 steps late while other comms were sampled).  Global 2 late is
- * named where its step records (RECORDS) show its hooks took 2% of its
- * time, under 1 ms of the 43 ms between rounds, not while their cost is
- * unknown: its lateness may be theirs.
+ * not, even where its step records (RECORDS) show its hooks took 2% of
+ * its time: its lateness may be theirs, or a wait in another comm whose
+ * hold the rounds under hooks do not show.
  */
 static void test_peer_under_others_hooks(int late_g, bool records)
 {
@@ -1050,12 +1050,12 @@ static void test_peer_under_others_hooks(int late_g, bool records)
 			proxy_round_of(&s, H, op++, lat, true);
 		rounds(&s, &rng, 1, late_g, 30 * MS);
 	}
-	if (late_g == 2 && !records) {
+	if (late_g == 2) {
 		CHECK_INT(s.nv, 0);
 	} else {
 		CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
 		CHECK(s.nv == 1 && s.v[0].comm == W);
-		CHECK_STR(sim_culprits(&s.v[0]), late_g == 2 ? "2" : "1");
+		CHECK_STR(sim_culprits(&s.v[0]), "1");
 		CHECK_INT(i, 4);	/* 3 rounds with every start known */
 	}
 	sim_fini(&s);
