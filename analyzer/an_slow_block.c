@@ -65,6 +65,16 @@ bool slow_in_block(const struct an_slow *s, int32_t k)
 	return s->arr_blk[k] >= BLOCK_IN * s->blk_rounds;
 }
 
+int32_t slow_block_first(const struct an_comm *c)
+{
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (slow_in_block(c->slow, k))
+			return k;
+	return -1;
+}
+
 uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *lead)
 {
 	const struct an_slow *s = c->slow;

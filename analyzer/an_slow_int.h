@@ -503,6 +503,8 @@ int32_t slow_arrival_explains(const struct an_comm *c, double extra_ns, double *
 void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nranks);
 /* rank K was in the block in 3 of 4 sampled rounds */
 bool slow_in_block(const struct an_slow *s, int32_t k);
+/* the lowest rank of C's block (the verdict's first culprit), -1 */
+int32_t slow_block_first(const struct an_comm *c);
 /*
  * C's sample shows one block of 2 to nranks/2 ranks arriving last together
  * (each in it in 3 of 4 rounds, no other in more than 1 of 4), its lead

@@ -1064,8 +1064,7 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 						   &s->blk_lead))) {
 		cls = AN_S1;
 		s->arr_held_by = 0;
-		for (rank = 0; !slow_in_block(s, rank); rank++)
-			;
+		rank = slow_block_first(c);
 	}
 	if (cls) {
 		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);

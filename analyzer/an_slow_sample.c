@@ -553,9 +553,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 						   &s->blk_lead))) {
 			s->arr_cls = AN_S1;
 			s->arr_held_by = 0;
-			for (k = 0; !slow_in_block(s, k); k++)
-				;
-			s->arr_rank = k;
+			s->arr_rank = slow_block_first(c);
 		}
 		if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);

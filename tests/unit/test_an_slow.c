@@ -1240,6 +1240,24 @@ static void test_recovery_while_sampled(void)
 }
 
 /*
+ * W's 4 ranks after 110 healthy rounds with tier C (its baseline learned):
+ * its analyzer state, for the tests that set a sample's state by hand
+ */
+static struct an_comm *learned_comm(struct sim *s, uint64_t seed)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS };
+	uint64_t rng = seed, op = 1;
+	struct an_comm *c;
+
+	sim_init(s, 30, 300);
+	sim_comm(s, W, 4, NULL);
+	proxy_rounds(s, &rng, &op, 110, fast, false, -1, 0);
+	c = an_comm_get(s->an, W, 0, false);
+	CHECK(c && c->slow);
+	return c;
+}
+
+/*
  * Where the CPUs run ahead of their GPUs, an onset's verdict waits for a
  * step sample; a sample that named nobody keeps the hooks off the comm for
  * 30 s.  Once that incident ended, the next one gets its own sample after a
@@ -1248,16 +1266,9 @@ static void test_recovery_while_sampled(void)
  */
 static void test_sample_after_unsaid_incident(void)
 {
-	const uint64_t fast[4] = { MS, MS, MS, MS };
-	uint64_t rng = 3, op = 1;
-	struct an_comm *c;
 	struct sim s;
+	struct an_comm *c = learned_comm(&s, 3);
 
-	sim_init(&s, 30, 300);
-	sim_comm(&s, W, 4, NULL);
-	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
-	c = an_comm_get(s.an, W, 0, false);
-	CHECK(c && c->slow);
 	if (c && c->slow) {
 		struct an_slow *sl = c->slow;
 		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
@@ -1296,16 +1307,9 @@ static void test_sample_after_unsaid_incident(void)
  */
 static void test_cooldown_after_unnamed_rise(void)
 {
-	const uint64_t fast[4] = { MS, MS, MS, MS };
-	uint64_t rng = 4, op = 1;
-	struct an_comm *c;
 	struct sim s;
+	struct an_comm *c = learned_comm(&s, 4);
 
-	sim_init(&s, 30, 300);
-	sim_comm(&s, W, 4, NULL);
-	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
-	c = an_comm_get(s.an, W, 0, false);
-	CHECK(c && c->slow);
 	if (c && c->slow) {
 		struct an_slow *sl = c->slow;
 		uint64_t now = s.now[0];
