@@ -230,25 +230,6 @@ static bool comm_hooked(const struct an *an, const struct an_comm *c, uint32_t h
 	return false;
 }
 
-/* P's share, and whether its hooks were on for that round (*ON) */
-static double proc_share(const struct an *an, const struct an_proc *p, uint32_t host,
-			 uint64_t t_end, bool *on)
-{
-	uint64_t now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
-
-	*on = false;
-	if (p->hook_t0 && (now > t_end ? now : t_end) <= p->hook_t1 + AN_PERTURB_NS) {
-		if (p->host == host && t_end < p->hook_t0)
-			return 0;	/* it ended before these hooks */
-		*on = true;
-		if (p->hook_t1 - p->hook_t0 < AN_HOOK_RATE_NS)
-			return -1;
-		return (double)p->hook_n * AN_HOOK_DELAY_NS / (double)(p->hook_t1 - p->hook_t0);
-	}
-	*on = p->hooked;
-	return p->hooked ? -1 : 0;	/* on, no step record yet */
-}
-
 /*
  * The share of C's round that ended at T_END (HOST's clock) that step hooks
  * can have added: per process of C with step records around then, their
@@ -261,21 +242,29 @@ static double proc_share(const struct an *an, const struct an_proc *p, uint32_t 
 static double hook_share(const struct an *an, const struct an_comm *c, uint32_t host,
 			 uint64_t t_end, uint32_t *covered)
 {
-	double share = 0, x;
+	double share = 0;
 	int32_t k;
-	bool on;
 
 	*covered = 0;
 	for (k = 0; k < c->nranks; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+		uint64_t now;
 
 		if (!p)
 			continue;
-		x = proc_share(an, p, host, t_end, &on);
-		*covered += on;
-		if (x < 0)
-			return -1;
-		share += x;
+		now = p->host < an->nhosts ? an->hosts[p->host].now : 0;
+		if (p->hook_t0 && (now > t_end ? now : t_end) <= p->hook_t1 + AN_PERTURB_NS) {
+			if (p->host == host && t_end < p->hook_t0)
+				continue;	/* it ended before these hooks */
+			(*covered)++;
+			if (p->hook_t1 - p->hook_t0 < AN_HOOK_RATE_NS)
+				return -1;
+			share += (double)p->hook_n * AN_HOOK_DELAY_NS /
+				 (double)(p->hook_t1 - p->hook_t0);
+		} else if (p->hooked) {
+			(*covered)++;
+			return -1;	/* on, no step record yet */
+		}
 	}
 	return share;
 }
