@@ -209,6 +209,89 @@ static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig
 	return size;
 }
 
+/*
+ * C's last HOSTWIDE_ROUNDS rounds of signature SIG over its baseline for
+ * them: the smallest, median and largest ratio; false if fewer or no
+ * baseline
+ */
+static bool recent_ratios(const struct an_comm *c, uint64_t sig, double *min, double *med,
+			  double *max)
+{
+	double tb, r[HOSTWIDE_ROUNDS], scratch[HOSTWIDE_ROUNDS];
+	const struct sig_hist *h = NULL;
+	uint32_t i;
+
+	for (i = 0; c->slow && i < GROUP_SIGS && !h; i++)
+		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
+			h = &c->slow->gh[i];
+	if (!h || h->n < HOSTWIDE_ROUNDS || !((tb = sl_det_tbase(c->slow->det, sig)) > 0))
+		return false;
+	*min = INFINITY;
+	*max = 0;
+	for (i = 0; i < HOSTWIDE_ROUNDS; i++) {
+		r[i] = h->tmax[(h->pos - 1 - i) % GROUP_HIST] / tb;
+		*min = fmin(*min, r[i]);
+		*max = fmax(*max, r[i]);
+	}
+	*med = sl_median(r, HOSTWIDE_ROUNDS, scratch);
+	return true;
+}
+
+/* does O hold the process of a rank (PROC: an->procs index + 1) of another comm? */
+static bool has_proc(const struct an_comm *o, uint32_t proc)
+{
+	int32_t k;
+
+	for (k = 0; proc && k < o->nranks; k++)
+		if (o->r[k].proc == proc)
+			return true;
+	return false;
+}
+
+/*
+ * A noisy neighbour, or any contention of the whole host, slows every
+ * comm's rounds: in each, a rank waits for another whose CPU was taken.
+ * C's slowdown is the host's where the comparable comms (its size, op
+ * signature SIG; none holding the process of CAND, the candidate culprit,
+ * whose own slowness would reach them), HOSTWIDE_MIN_OTHERS of them at
+ * least, were slow too in their last HOSTWIDE_ROUNDS rounds: the median
+ * of their slowest, each over its own baseline, HOSTWIDE_RATIO or more;
+ * and C's rounds (their median) were not GROUP_RATIO times slower than
+ * that: no rank of C is the cause.  A straggler slows its own comms, not
+ * the comparable ones; rounds rather than medians over GROUP_HIST: at the
+ * first comm's onset the others' latest slow round may not have ended.
+ */
+static bool slow_hostwide(const struct an *an, const struct an_comm *c, uint64_t sig,
+			  int32_t cand)
+{
+	double slowest[HOSTWIDE_MAX], scratch[HOSTWIDE_MAX], mine, lo, hi, others;
+	uint32_t proc = cand >= 0 && cand < c->nranks ? c->r[cand].proc : 0;
+	size_t n = 0, it;
+	struct hkey key;
+	void *v;
+
+	if (!recent_ratios(c, sig, &lo, &mine, &hi))
+		return false;
+	for (it = 0; n < HOSTWIDE_MAX && hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		if (o != c && o->nranks == c->nranks && !has_proc(o, proc) &&
+		    recent_ratios(o, sig, &lo, &hi, &slowest[n]))
+			n++;
+	}
+	if (n < HOSTWIDE_MIN_OTHERS)
+		return false;
+	others = sl_median(slowest, n, scratch);
+	return others >= HOSTWIDE_RATIO && mine < GROUP_RATIO * others;
+}
+
+/* is each of C's last HOSTWIDE_ROUNDS rounds of SIG HOSTWIDE_RATIO x its baseline? */
+static bool slow_alone(const struct an_comm *c, uint64_t sig)
+{
+	double min, med, max;
+
+	return recent_ratios(c, sig, &min, &med, &max) && min >= HOSTWIDE_RATIO;
+}
+
 void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	       int64_t iter, int ev)
 {
@@ -489,6 +572,31 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	if (s->ccld_quiet) {
 		if (ev & SL_EV_RECOVERY)
 			s->ccld_quiet = false;
+		return;
+	}
+	/*
+	 * An onset while the whole host is slow names nobody; said once this
+	 * comm alone stays slow, forgotten if it recovers first
+	 */
+	if (s->ccld_hostwide) {
+		if (ev & SL_EV_RECOVERY) {
+			s->ccld_hostwide = false;
+			return;
+		}
+		if (slow_hostwide(an, c, rd->sig, res->s1_rank) || !slow_alone(c, rd->sig))
+			return;
+		s->ccld_hostwide = false;
+		ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+				": slower than its comparable comms now: its onset"
+				" is said\n", c->hash, rd->seq);
+	} else if ((ev & SL_EV_ONSET) && slow_hostwide(an, c, rd->sig, res->s1_rank)) {
+		s->ccld_hostwide = true;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+				": its comparable comms are as slow (the host, not a"
+				" rank): onset held\n", c->hash, rd->seq);
 		return;
 	}
 	if (s->ccld_unsaid) {

@@ -209,6 +209,7 @@ struct an_slow {
 	struct sl_rise_result rres;
 	bool ccld_unsaid;	/* a CCL-D onset waited for arrivals and got none */
 	bool ccld_quiet;	/* a CCL-D incident while another detector's was open */
+	bool ccld_hostwide;	/* a CCL-D onset held: its comparable comms as slow */
 	bool blind;		/* its S1 verdict: starts unknown, no step records */
 	int32_t arr_rank;	/* the culprit of the sample, -1 none ... */
 	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
@@ -316,6 +317,18 @@ struct an_slow {
 #define GROUP_MIN_NS	1000000000ull
 #define GROUP_RATIO	1.5
 #define GROUP_PAIR_RATIO	2.0	/* of a group of two comms (an_slow_group.c) */
+
+/*
+ * A host-wide slowdown (an_slow_ccld.c): HOSTWIDE_MIN_OTHERS comparable
+ * comms or more, whose slowest of their last HOSTWIDE_ROUNDS rounds is
+ * HOSTWIDE_RATIO times their own baselines or more (the median of them),
+ * and this comm not GROUP_RATIO times slower than they are.  At most
+ * HOSTWIDE_MAX of them are looked at.
+ */
+#define HOSTWIDE_RATIO	1.5
+#define HOSTWIDE_ROUNDS	3	/* <= GROUP_HIST; CCL-D's 3 iterations */
+#define HOSTWIDE_MIN_OTHERS	2
+#define HOSTWIDE_MAX	64
 
 /* an_slow.c: durations and rounds */
 void slow_det_relearn(struct an *an, struct an_comm *c);

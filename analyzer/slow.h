@@ -151,6 +151,9 @@ uint64_t sl_det_pending(const struct sl_det *d);
 /* Would a round of signature SIG with durations DUR[nranks] be slow (its
  * longest over the baseline's threshold)?  False before a baseline. */
 bool sl_det_is_slow(const struct sl_det *d, uint64_t sig, const double *dur);
+/* Tbase of a round of signature SIG (its own, else the comm's); NaN before
+ * a baseline. */
+double sl_det_tbase(const struct sl_det *d, uint64_t sig);
 /* Per-rank mean rate over the current/last incident's slow rounds, [nranks],
  * NaN where none was known. */
 const double *sl_det_rates(const struct sl_det *d);

@@ -305,6 +305,16 @@ bool sl_det_is_slow(const struct sl_det *d, uint64_t sig, const double *dur)
 	return (tmax - tb) / tb > thr;
 }
 
+double sl_det_tbase(const struct sl_det *d, uint64_t sig)
+{
+	double tb, thr;
+
+	if (!d->base.known)
+		return NAN;
+	base_of(d, sig, &tb, &thr);
+	return tb;
+}
+
 static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -708,6 +708,89 @@ static void test_comparable_group_stall(void)
 }
 
 /*
+ * One iteration of 4 TP comms (2 ranks, processes of their own), a round
+ * each, ~0.3 ms of jitter.  Under NOISE, in every comm one rank (each in
+ * turn) arrives 5-10 ms late: a noisy neighbour takes one CPU then another.
+ * With LATE, the last comm's rank 1 arrives LATE ns late instead.
+ */
+static void hostwide_iteration(struct sim *s, uint64_t *rng, uint64_t it, bool noise,
+			       uint64_t late)
+{
+	uint64_t at[2];
+	int i, r;
+
+	for (i = 0; i < 4; i++) {
+		for (r = 0; r < 2; r++)
+			at[r] = (uint64_t)(u01(rng) * 0.3 * MS);
+		if (i == 3 && late)
+			at[1] += late;
+		else if (noise)
+			at[(it + (uint64_t)i) % 2] += (uint64_t)((5 + 5 * u01(rng)) * MS);
+		round_comm(s, TP0 + (uint64_t)i, s->now[0] + MS, at, MS);
+	}
+	an_clock(s->an, s->host_id[0], s->now[0]);
+}
+
+static int new_verdicts(const struct sim *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nv; i++)
+		n += s->v[i].kind == AN_V_NEW;
+	return n;
+}
+
+/*
+ * The whole host slowed (test_slow_noise's healthy job, a CI run: a 2-rank
+ * comm named "like its 4 comparable comms"): every TP comm's rounds wait
+ * for a descheduled rank, no rank is the cause: no verdict, during the
+ * noise or after.  With the last comm's rank 1 (global 7) LATE_MS late
+ * from the noise's start: 30 ms, 3x the others' slowest, it is named in
+ * the noise; 7 ms, as slow as they are, it is not, but it is named once
+ * it stays late alone (AFTER), with its onset at the noise's start.
+ */
+static void test_hostwide_noise(uint64_t late_ms, bool after)
+{
+	const uint64_t late = late_ms * MS;
+	const struct an_verdict *v;
+	uint64_t rng = 11, it = 0;
+	struct sim s;
+	int i, g[2], during;
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	for (i = 0; i < 4; i++) {
+		g[0] = 2 * i;
+		g[1] = 2 * i + 1;
+		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
+	}
+	for (i = 0; i < 120; i++)
+		hostwide_iteration(&s, &rng, it++, false, 0);
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 60; i++)
+		hostwide_iteration(&s, &rng, it++, true, late);
+	during = new_verdicts(&s);
+	for (i = 0; i < 40; i++)
+		hostwide_iteration(&s, &rng, it++, false, after ? late : 0);
+	v = first_new(&s);
+	if (!late_ms || (!after && late_ms < 15)) {
+		CHECK_INT(s.nv, 0);
+		goto out;
+	}
+	CHECK_INT(new_verdicts(&s), 1);
+	CHECK_INT(during, late_ms >= 15);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK(v->comm == TP0 + 3);
+		CHECK_INT(v->cls, AN_S1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(sim_val(v, "onset_iter") && sim_val(v, "onset_iter")->i == 120);
+	}
+out:
+	sim_fini(&s);
+}
+
+/*
  * A stream sync per op (the plain pattern): global rank 1 calls comm H's
  * all-reduce with rank 0, which computes 40 ms longer; its CPU waits for
  * H's op to end, then calls comm C's (with rank 2, which waited there since
@@ -1352,6 +1435,10 @@ int main(void)
 	test_comparable_group_sample(2, 5);
 	test_comparable_group_sample(2, 1.8);
 	test_comparable_group_stall();
+	test_hostwide_noise(0, false);
+	test_hostwide_noise(7, false);
+	test_hostwide_noise(7, true);
+	test_hostwide_noise(30, false);
 	test_peer_under_others_hooks(1, false);
 	test_peer_under_others_hooks(2, false);
 	test_peer_under_others_hooks(2, true);
