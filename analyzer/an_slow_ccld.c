@@ -249,6 +249,26 @@ static bool has_proc(const struct an_comm *o, uint32_t proc)
 }
 
 /*
+ * Did O's rounds, in 2 of its last HOSTWIDE_ROUNDS, wait for a rank whose
+ * GPU came late from its op in a comm holding process PROC?  Then O is
+ * slow because of what C's candidate does or waits for, not the host.
+ */
+static bool held_alike(struct an *an, const struct an_comm *o, uint32_t proc)
+{
+	const struct an_slow *s = o->slow;
+	uint32_t i, n = s->nrh < HOSTWIDE_ROUNDS ? s->nrh : HOSTWIDE_ROUNDS, alike = 0;
+	const struct an_comm *hc;
+
+	for (i = 0; proc && i < n; i++) {
+		const struct round_hold *h = &s->rh[(s->nrh - 1 - i) % ROUND_HOLDS];
+
+		if (h->holder && (hc = an_comm_get(an, h->holder, 0, false)) && has_proc(hc, proc))
+			alike++;
+	}
+	return 2 * alike > HOSTWIDE_ROUNDS;
+}
+
+/*
  * A noisy neighbour, or any contention of the whole host, slows every
  * comm's rounds: in each, a rank waits for another whose CPU was taken.
  * C's slowdown is the host's where the comparable comms (its size, op
@@ -260,8 +280,12 @@ static bool has_proc(const struct an_comm *o, uint32_t proc)
  * that: no rank of C is the cause.  A straggler slows its own comms, not
  * the comparable ones; rounds rather than medians over GROUP_HIST: at the
  * first comm's onset the others' latest slow round may not have ended.
+ * Nor do comparable comms count whose rounds waited for a rank held by an
+ * op of a comm holding CAND's process: a straggler in a TP comm of 4 makes
+ * every DP comm of 2 alike slow, each waiting for a rank late from that TP
+ * op (cascades of it), or for the straggler itself.
  */
-static bool slow_hostwide(const struct an *an, const struct an_comm *c, uint64_t sig,
+static bool slow_hostwide(struct an *an, const struct an_comm *c, uint64_t sig,
 			  int32_t cand)
 {
 	double slowest[HOSTWIDE_MAX], scratch[HOSTWIDE_MAX], mine, lo, hi, others;
@@ -274,8 +298,9 @@ static bool slow_hostwide(const struct an *an, const struct an_comm *c, uint64_t
 		return false;
 	for (it = 0; n < HOSTWIDE_MAX && hmap_next(&an->comms, &it, &key, &v);) {
 		const struct an_comm *o = v;
+
 		if (o != c && o->nranks == c->nranks && !has_proc(o, proc) &&
-		    recent_ratios(o, sig, &lo, &hi, &slowest[n]))
+		    recent_ratios(o, sig, &lo, &hi, &slowest[n]) && !held_alike(an, o, proc))
 			n++;
 	}
 	if (n < HOSTWIDE_MIN_OTHERS)

@@ -791,6 +791,81 @@ out:
 }
 
 /*
+ * One iteration of TP 4 x DP 2 (8 processes): TP comms {0-3} and {4-7},
+ * DP comms {k, k+4}; every rank calls its TP all-reduce and its DP one
+ * 0.1 ms later (its CPU runs ahead), and its GPU does them in that order,
+ * 1 ms each.  Rank 3 calls LATE ns late.
+ */
+static void tpdp_iteration(struct sim *s, uint64_t tpa, uint64_t tpb, uint64_t dp0,
+			   uint64_t late)
+{
+	const uint64_t t0 = s->now[0];
+	struct an_op tp[8], dp[8];
+	int k;
+
+	for (k = 0; k < 8; k++) {
+		if (k == 3)
+			continue;
+		s->now[0] = t0;
+		tp[k] = sim_call(s, k < 4 ? tpa : tpb, k % 4, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		s->now[0] = t0 + 100000;
+		dp[k] = sim_call(s, dp0 + (uint64_t)(k % 4), k / 4, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	}
+	for (k = 4; k < 8; k++)
+		an_op_complete(s->an, &tp[k], t0 + MS);
+	s->now[0] = t0 + late;
+	tp[3] = sim_call(s, tpa, 3, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	s->now[0] = t0 + late + 100000;
+	dp[3] = sim_call(s, dp0 + 3, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (k = 0; k < 4; k++)
+		an_op_complete(s->an, &tp[k], t0 + late + 1200000);
+	for (k = 0; k < 8; k++)
+		an_op_complete(s->an, &dp[k], t0 + late + 2400000);
+	s->now[0] = t0 + late + 3 * MS;
+	an_clock(s->an, s->host_id[0], s->now[0]);
+}
+
+/*
+ * Rank 3 of TP 4 x DP 2 computes 20 ms longer: its TP comm waits for it,
+ * and every DP comm waits for a rank late from that TP op (rank 3 too):
+ * all 4 DP comms are alike slow, as in a host-wide slowdown, but each
+ * waits for a rank that TP op held.  None is held as host-wide: each
+ * gives its verdict, a cascade (the TP comm's own rounds end on the DP
+ * op's completion where the CPUs run ahead: CCL-D does not judge them;
+ * live, its step sample or the chain of holders names rank 3).
+ */
+static void test_hostwide_not_cascades(void)
+{
+	const uint64_t TPA = W + 20, TPB = W + 21, DP0 = W + 24;
+	const int ga[4] = { 0, 1, 2, 3 }, gb[4] = { 4, 5, 6, 7 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i, g[2], ndp = 0;
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	sim_comm(&s, TPA, 4, ga);
+	sim_comm(&s, TPB, 4, gb);
+	for (i = 0; i < 4; i++) {
+		g[0] = i;
+		g[1] = i + 4;
+		sim_comm(&s, DP0 + (uint64_t)i, 2, g);
+	}
+	for (i = 0; i < 120; i++)
+		tpdp_iteration(&s, TPA, TPB, DP0, 0);
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 40; i++)
+		tpdp_iteration(&s, TPA, TPB, DP0, 20 * MS);
+	for (i = 0; i < 4; i++) {
+		v = sim_find_v(&s, DP0 + (uint64_t)i, AN_V_NEW);
+		ndp += v != NULL;
+		if (v)
+			CHECK_INT(v->role, AN_CASCADE);
+	}
+	CHECK_INT(ndp, 4);
+	sim_fini(&s);
+}
+
+/*
  * A stream sync per op (the plain pattern): global rank 1 calls comm H's
  * all-reduce with rank 0, which computes 40 ms longer; its CPU waits for
  * H's op to end, then calls comm C's (with rank 2, which waited there since
@@ -1439,6 +1514,7 @@ int main(void)
 	test_hostwide_noise(7, false);
 	test_hostwide_noise(7, true);
 	test_hostwide_noise(30, false);
+	test_hostwide_not_cascades();
 	test_peer_under_others_hooks(1, false);
 	test_peer_under_others_hooks(2, false);
 	test_peer_under_others_hooks(2, true);
