@@ -63,9 +63,11 @@ void an_comm_free(struct an *an, struct an_comm *c)
 
 	for (r = 0; r < c->nranks; r++) {
 		n += (size_t)c->r[r].cap_p2p * sizeof(*c->r[r].p2p) +
-		     (size_t)c->r[r].cap_subs * sizeof(*c->r[r].subs);
+		     (size_t)c->r[r].cap_subs * sizeof(*c->r[r].subs) +
+		     (size_t)c->r[r].cap_sent * sizeof(*c->r[r].sent);
 		free(c->r[r].p2p);
 		free(c->r[r].subs);
+		free(c->r[r].sent);
 	}
 	an->stats.mem_bytes -= n < an->stats.mem_bytes ? n : an->stats.mem_bytes;
 	free(c->r);

@@ -20,6 +20,15 @@
 #define AN_HIST		8
 #define AN_SAMP_EXTRA	8	/* processes a slow sample hooks beyond its comm's */
 #define AN_NET_EST	64	/* per-completion network times kept per rank */
+#define AN_SENT_RING	8	/* NCCL_STEPS: a connection's steps in flight, at most */
+#define AN_SENT_MAX	64	/* send subs with steps in flight kept per rank */
+
+/* a send sub's steps in flight, from step-level records (an_proxy.c) */
+struct an_sent {
+	int32_t channel, peer;
+	uint64_t op;
+	uint64_t t[AN_SENT_RING];	/* step % AN_SENT_RING seen transmitted; 0 unknown */
+};
 #define AN_MAX_NODES	64	/* stalled comms related per evaluation */
 #define AN_EDGE_MAX_CUL	256	/* larger culprit sets are not chased */
 #define AN_DONE_RING	64	/* op completions kept per process (a step of ops) */
@@ -116,13 +125,14 @@ struct an_rank {
 	double net_bytes;	/* bytes of the steps that completed */
 	uint64_t net_steps;	/* send steps that completed */
 	/*
-	 * ... and at each completion, the integral since the rank's previous
-	 * one over the steps it completed: one step's network time, where one
-	 * is in flight (a ring of the latest; sample_go empties it)
+	 * ... and at each completion, the mean network time of the steps it
+	 * completed, each from its own transmit (a ring of the latest;
+	 * sample_go empties it)
 	 */
-	double net_area;
 	float net_est[AN_NET_EST];
 	uint32_t net_nest;
+	struct an_sent *sent;	/* per send sub in flight (step records only) */
+	uint32_t nsent, cap_sent;
 	/* its proxy last went idle (tier C): when, and when that op was first seen */
 	uint64_t idle_t, idle_tf;
 	/* state read from its process's memory (an_launched, an_snapshot) */

@@ -227,6 +227,14 @@ static void proxy_round_of(struct sim *s, uint64_t hash, uint64_t op, const uint
 	proxy_round_hic(s, hash, op, lat, steps, NULL);
 }
 
+/*
+ * Send steps pipelined: all 8 transmitted at once, the first done LAT[r]
+ * later, the others in a burst right after it (10 us apart): each step's
+ * own time is about LAT[r], and the first completion carries the wait of
+ * all 8 (random jobs 16 and 25 over sockets)
+ */
+static bool pipelined_steps;
+
 /* ... where rank r's 4th step takes HICCUP[r] ns longer (NULL: none) */
 static void proxy_round_hic(struct sim *s, uint64_t hash, uint64_t op, const uint64_t *lat,
 			    bool steps, const uint64_t *hiccup)
@@ -242,7 +250,17 @@ static void proxy_round_hic(struct sim *s, uint64_t hash, uint64_t op, const uin
 		uint64_t t = s->now[0];
 
 		an_progress(s->an, &key, &p, t);
-		for (k = 1; steps && k <= 8; k++) {
+		if (steps && pipelined_steps) {
+			p.step = true;
+			p.posted = p.transmitted = 8;
+			an_progress(s->an, &key, &p, t);
+			t += lat[r];
+			for (k = 1; k <= 8; k++, t += 10000) {
+				p.done = (uint64_t)k;
+				an_progress(s->an, &key, &p, t);
+			}
+		}
+		for (k = 1; steps && !pipelined_steps && k <= 8; k++) {
 			p.step = true;
 			p.posted = p.transmitted = (uint64_t)k;
 			p.done = (uint64_t)k - 1;
@@ -292,9 +310,11 @@ static void proxy_busy_rounds(struct sim *s, uint64_t *op, int n, const uint64_t
 /*
  * Rank 1's link is 4x slower: every rank's round takes 30 ms longer (all
  * arrive together, P small: S2).  The verdict waits for a step sample,
- * which names rank 1: 4 ms per step in the network against 1 ms.
+ * which names rank 1: 4 ms per step in the network against 1 ms.  With
+ * PIPELINED steps its typical step (each step's own time) is 4 ms too,
+ * where the time since the previous completion was 0.01 ms for 7 of 8.
  */
-static void test_s2_step_sample(void)
+static void test_s2_step_sample(bool pipelined)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 4 * MS, MS, MS };
 	const uint64_t zero[4] = { 0, 0, 0, 0 };
@@ -312,8 +332,10 @@ static void test_s2_step_sample(void)
 	/* detected, but the verdict waits for the sample */
 	CHECK_INT(s.nv, 0);
 	CHECK_INT(s.nsuspect_on, 1);
+	pipelined_steps = pipelined;
 	for (i = 0; i < 5; i++)
 		proxy_round(&s, op++, slow, true);
+	pipelined_steps = false;
 	sim_tick(&s, 0.75);
 	CHECK_INT(s.nsuspect_off, 1);
 	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S2), 1);
@@ -324,7 +346,9 @@ static void test_s2_step_sample(void)
 	if (v) {
 		CHECK_STR(sim_culprits(v), "1");
 		CHECK(strstr(v->text, "ms per step in the network") != NULL);
-		CHECK(sim_val(v, "s2_step_ms") && fabs(sim_val(v, "s2_step_ms")->f - 4) < 0.01);
+		/* pipelined: each step's 10 us in the burst after the first */
+		CHECK(sim_val(v, "s2_step_ms") &&
+		      fabs(sim_val(v, "s2_step_ms")->f - 4) < (pipelined ? 0.05 : 0.01));
 		CHECK(sim_val(v, "p") && sim_val(v, "p")->f < 0.4);
 	}
 	sim_fini(&s);
@@ -335,9 +359,10 @@ static void test_s2_step_sample(void)
  * link behind it.  HICCUP: rank 1's proxy thread is descheduled for 20 ms
  * once per round (its 4th step), every other step 1 ms like the others':
  * its mean is 3.5x theirs, its typical step is not, and it is no second
- * culprit.  Else rank 1's link is 4x slower on every step: S3.
+ * culprit.  Else rank 1's link is 4x slower on every step: S3, also where
+ * its steps are PIPELINED (each one's own time is its typical step's).
  */
-static void test_s3_needs_typical_step(bool hiccup)
+static void test_s3_needs_typical_step(bool hiccup, bool pipelined)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, slow1[4] = { MS, 4 * MS, MS, MS };
 	const uint64_t hic[4] = { 0, 20 * MS, 0, 0 };
@@ -352,10 +377,12 @@ static void test_s3_needs_typical_step(bool hiccup)
 	proxy_rounds(&s, &rng, &op, 4, fast, false, 2, 30 * MS);
 	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
 	CHECK_INT(s.nsuspect_on, 1);
+	pipelined_steps = pipelined;
 	for (i = 0; i < 6; i++) {
 		proxy_round_hic(&s, W, op++, hiccup ? fast : slow1, true, hiccup ? hic : NULL);
 		rounds(&s, &rng, 1, 2, 30 * MS);
 	}
+	pipelined_steps = false;
 	sim_tick(&s, 0.75);
 	CHECK_INT(s.nsuspect_off, 1);
 	CHECK_INT(count_kind(&s, AN_V_UPDATE, AN_S3), hiccup ? 0 : 1);
@@ -1500,7 +1527,8 @@ int main(void)
 	test_tcp_link();
 	test_comparable_group();
 	test_s1_onset_recovery();
-	test_s2_step_sample();
+	test_s2_step_sample(false);
+	test_s2_step_sample(true);
 	test_s2_no_steps();
 	test_s1_border_sampled(4);
 	test_no_update_before_sampled_onset();
@@ -1520,8 +1548,9 @@ int main(void)
 	test_peer_under_others_hooks(2, true);
 	test_cascade_of_located_round();
 	test_s1_border_sampled(2.5);
-	test_s3_needs_typical_step(true);
-	test_s3_needs_typical_step(false);
+	test_s3_needs_typical_step(true, false);
+	test_s3_needs_typical_step(false, false);
+	test_s3_needs_typical_step(false, true);
 	test_round_before_hooks();
 	test_sample_waits_for_pending();
 	test_alike_ops_iteration();
