@@ -517,16 +517,6 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 	}
 }
 
-static bool has_proc(const struct an_comm *c, uint32_t proc)
-{
-	int32_t k;
-
-	for (k = 0; proc && k < c->nranks; k++)
-		if (c->r[k].proc == proc)
-			return true;
-	return false;
-}
-
 /*
  * A skipped op found by the counts (an_locate_spmd.c) is where the hang
  * began: such a node waits for no other kind of node, and every other
@@ -548,7 +538,7 @@ static void spmd_roots(struct node *nodes, int nn)
 			continue;
 		for (i = 0; i < nn; i++)
 			if (i != j && nodes[i].edge < 0 && !nodes[i].c->st.spmd &&
-			    has_proc(nodes[i].c, nodes[j].c->r[sj->cul[0]].proc))
+			    an_comm_has_proc(nodes[i].c, nodes[j].c->r[sj->cul[0]].proc))
 				nodes[i].edge = j;
 		return;
 	}

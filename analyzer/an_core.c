@@ -217,6 +217,16 @@ const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r)
 	return r->proc ? &an->procs[r->proc - 1] : NULL;
 }
 
+bool an_comm_has_proc(const struct an_comm *c, uint32_t proc)
+{
+	int32_t k;
+
+	for (k = 0; proc && k < c->nranks; k++)
+		if (c->r[k].proc == proc)
+			return true;
+	return false;
+}
+
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r)
 {
 	return r->proc ? an->procs[r->proc - 1].host : 0;

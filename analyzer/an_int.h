@@ -439,6 +439,8 @@ struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
 			    uint64_t t_ns);
 void an_comm_free(struct an *an, struct an_comm *c);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
+/* has a rank of C process PROC (an->procs index + 1; 0: none has)? */
+bool an_comm_has_proc(const struct an_comm *c, uint32_t proc);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);
 
 /*

@@ -200,11 +200,11 @@ static struct an_sent *sent_of(struct an *an, struct an_rank *r, const struct an
  * transmitted), whatever the pipelining; a slow link shows as a longer time
  * per step, while a sender waiting for its GPU or for credits does not.
  * Each completion also gives its steps' own times, from when each was seen
- * transmitted (stamped per connection): the typical step.  The integral since the
- * previous completion would not do: in a pipelined flow the first
- * completion of an op carries every step's wait and the next ones almost
- * none (random jobs 16 and 25: a 6x slower link's typical step 0.32 ms
- * against 0.20, its mean step 11.7 ms against 2.5).
+ * transmitted (stamped per send sub, sent_of): the typical step.  The
+ * integral since the previous completion would not do: in a pipelined
+ * flow the first completion of an op carries every step's wait and the
+ * next ones almost none (random jobs 16 and 25: a 6x slower link's
+ * typical step 0.32 ms against 0.20, its mean step 11.7 ms against 2.5).
  */
 static void net_time(struct an *an, struct an_rank *r, const struct an_progress *o,
 		     const struct an_progress *n, uint64_t t_ns)

@@ -158,18 +158,24 @@ bool slow_stat_push(struct sl_comm_stat **st, size_t *n, size_t *cap,
 	return true;
 }
 
+/* C's recent judged rounds of signature SIG, NULL if none */
+static const struct sig_hist *sig_hist_of(const struct an_comm *c, uint64_t sig)
+{
+	uint32_t i;
+
+	for (i = 0; c->slow && i < GROUP_SIGS; i++)
+		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
+			return &c->slow->gh[i];
+	return NULL;
+}
+
 /* median Tmax of C's recent judged rounds of signature SIG, NaN if none */
 static double sig_median(const struct an_comm *c, uint64_t sig)
 {
+	const struct sig_hist *h = sig_hist_of(c, sig);
 	double scratch[GROUP_HIST];
-	uint32_t i;
 
-	if (!c->slow)
-		return NAN;
-	for (i = 0; i < GROUP_SIGS; i++)
-		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
-			return sl_median(c->slow->gh[i].tmax, c->slow->gh[i].n, scratch);
-	return NAN;
+	return h ? sl_median(h->tmax, h->n, scratch) : NAN;
 }
 
 /*
@@ -218,12 +224,9 @@ static bool recent_ratios(const struct an_comm *c, uint64_t sig, double *min, do
 			  double *max)
 {
 	double tb, r[HOSTWIDE_ROUNDS], scratch[HOSTWIDE_ROUNDS];
-	const struct sig_hist *h = NULL;
+	const struct sig_hist *h = sig_hist_of(c, sig);
 	uint32_t i;
 
-	for (i = 0; c->slow && i < GROUP_SIGS && !h; i++)
-		if (c->slow->gh[i].n && c->slow->gh[i].sig == sig)
-			h = &c->slow->gh[i];
 	if (!h || h->n < HOSTWIDE_ROUNDS || !((tb = sl_det_tbase(c->slow->det, sig)) > 0))
 		return false;
 	*min = INFINITY;
@@ -235,17 +238,6 @@ static bool recent_ratios(const struct an_comm *c, uint64_t sig, double *min, do
 	}
 	*med = sl_median(r, HOSTWIDE_ROUNDS, scratch);
 	return true;
-}
-
-/* does O hold the process of a rank (PROC: an->procs index + 1) of another comm? */
-static bool has_proc(const struct an_comm *o, uint32_t proc)
-{
-	int32_t k;
-
-	for (k = 0; proc && k < o->nranks; k++)
-		if (o->r[k].proc == proc)
-			return true;
-	return false;
 }
 
 /*
@@ -262,7 +254,8 @@ static bool held_alike(struct an *an, const struct an_comm *o, uint32_t proc)
 	for (i = 0; proc && i < n; i++) {
 		const struct round_hold *h = &s->rh[(s->nrh - 1 - i) % ROUND_HOLDS];
 
-		if (h->holder && (hc = an_comm_get(an, h->holder, 0, false)) && has_proc(hc, proc))
+		if (h->holder && (hc = an_comm_get(an, h->holder, 0, false)) &&
+		    an_comm_has_proc(hc, proc))
 			alike++;
 	}
 	return 2 * alike > HOSTWIDE_ROUNDS;
@@ -299,7 +292,7 @@ static bool slow_hostwide(struct an *an, const struct an_comm *c, uint64_t sig,
 	for (it = 0; n < HOSTWIDE_MAX && hmap_next(&an->comms, &it, &key, &v);) {
 		const struct an_comm *o = v;
 
-		if (o != c && o->nranks == c->nranks && !has_proc(o, proc) &&
+		if (o != c && o->nranks == c->nranks && !an_comm_has_proc(o, proc) &&
 		    recent_ratios(o, sig, &lo, &hi, &slowest[n]) && !held_alike(an, o, proc))
 			n++;
 	}

@@ -121,14 +121,13 @@ void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, doubl
 
 /* ---- a sample's processes beyond its comm's ------------------------------ */
 
+/* has C's sample process PROC (nonzero): a rank's, or an extra one? */
 static bool has_proc(const struct an_comm *c, uint32_t proc)
 {
 	uint32_t j;
-	int32_t k;
 
-	for (k = 0; k < c->nranks; k++)
-		if (c->r[k].proc == proc)
-			return true;
+	if (an_comm_has_proc(c, proc))
+		return true;
 	for (j = 0; j < c->nsamp_extra; j++)
 		if (c->samp_extra[j] == proc)
 			return true;
