@@ -86,8 +86,11 @@ slow() {	# kind knob
 	[ -n "$base" ] && [ -n "$knob4" ] && [ -n "$slowed" ] || fail "$1: job failed"
 	ratio=$(awk -v a="$knob4" -v b="$slowed" 'BEGIN { printf "%.2f", b / a }')
 	echo "$1 factor 4: step $base ms -> $slowed ms; $2 x4 without a fault: $knob4 ms (x$ratio)"
-	awk -v b="$base" -v s="$slowed" 'BEGIN { exit !(s >= 2 * b) }' ||
-		fail "$1: step time $base ms -> $slowed ms, the fault did not slow the job"
+	# "step time x2" failed once under load (7.36 -> 13.32 ms, the fixed
+	# work grew); the load-invariant test: the fault adds at least half of
+	# what the knob x4 adds over the same fixed work
+	awk -v b="$base" -v s="$slowed" -v k="$knob4" 'BEGIN { exit !(k > b && s - b >= 0.5 * (k - b)) }' ||
+		fail "$1: step time $base ms -> $slowed ms (knob x4: $knob4 ms), the fault did not slow the job"
 	awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8 && r <= 1.25) }' ||
 		fail "$1: step time x$ratio of a job with $2 x4, want about x1"
 }
