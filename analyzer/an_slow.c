@@ -143,6 +143,23 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	return s;
 }
 
+/* the latest round of signature SIG lasted TMIN after its last arrival */
+static void note_tmin(struct an_slow *s, uint64_t sig, double tmin)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nlast_tmin; i++)
+		if (s->last_tmin[i].sig == sig)
+			break;
+	if (i == s->nlast_tmin) {
+		if (s->nlast_tmin == SIG_TMINS)
+			return;		/* a comm of many ops: the first kept */
+		s->nlast_tmin++;
+	}
+	s->last_tmin[i].sig = sig;
+	s->last_tmin[i].tmin = tmin;
+}
+
 /* each rank's wait for the last arriver in the round RD just completed */
 static void note_waits(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
 {
@@ -154,6 +171,8 @@ static void note_waits(struct an_slow *s, const struct slow_round *rd, int32_t n
 			tmin = rd->dur[k];
 	for (k = 0; k < nranks; k++)
 		s->wait[k] = isfinite(tmin) ? rd->dur[k] - tmin : NAN;
+	if (isfinite(tmin) && rd->sig)
+		note_tmin(s, rd->sig, tmin);
 }
 
 /* round RD, judged with durations DUR: its S1 candidate and what held it */

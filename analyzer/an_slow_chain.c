@@ -84,6 +84,7 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
 	uint32_t *last = calloc((size_t)h->nranks, sizeof(*last));
 	uint32_t *heldn = calloc((size_t)h->nranks, sizeof(*heldn));
 	double *gap = calloc((size_t)h->nranks, sizeof(*gap));
+	double *gmax = calloc((size_t)h->nranks, sizeof(*gmax));
 	uint64_t *holder = calloc((size_t)h->nranks, sizeof(*holder));
 	int32_t best = -1;
 
@@ -91,7 +92,7 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
 	*share = 0;
 	*gap_ns = NAN;
 	*held = 0;
-	if (last && heldn && gap && holder) {
+	if (last && heldn && gap && gmax && holder) {
 		for (i = 0; i < n; i++) {
 			const struct arr_note *a = note_at(s, i);
 
@@ -100,18 +101,21 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
 			(*rounds)++;
 			last[a->last]++;
 			gap[a->last] += a->gap;
+			if (a->gap > gmax[a->last])
+				gmax[a->last] = a->gap;
 			if (a->holder) {
 				heldn[a->last]++;
 				holder[a->last] = a->holder;
 			}
 		}
-		best = slow_arrival_pick(h->nranks, *rounds, last, gap, heldn, holder, share,
-					 gap_ns, held);
+		best = slow_arrival_pick(h->nranks, *rounds, last, gap, gmax, heldn, holder,
+					 share, gap_ns, held);
 		*nlast = best >= 0 ? last[best] : 0;
 	}
 	free(last);
 	free(heldn);
 	free(gap);
+	free(gmax);
 	free(holder);
 	return best;
 }

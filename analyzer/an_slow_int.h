@@ -99,6 +99,8 @@ struct slow_p2p_found {
 	int64_t op;		/* its latest such op, counted per peer and direction */
 	int fn;
 };
+#define SIG_TMINS	4	/* an_slow.last_tmin: op signatures kept */
+
 struct an_slow {
 	struct sl_det *det;
 	struct sl_iter *iter;
@@ -144,6 +146,10 @@ struct an_slow {
 	double *net0;		/* [3 * nranks] ns, bytes, steps at the start */
 	double *wait;		/* [nranks] in the latest complete round: how long
 				 * the rank waited for the last arriver, NaN */
+	/* per op signature, its latest complete round's shortest duration
+	 * (the op's own time after the last arrival) */
+	struct { uint64_t sig; double tmin; } last_tmin[SIG_TMINS];
+	uint32_t nlast_tmin;
 	double *srate;		/* [nranks] bytes/s over the sample, NaN */
 	double *slat;		/* [nranks] ns per send step over the sample */
 	double *styp;		/* [nranks] ... the median of its completions, NaN */
@@ -164,6 +170,7 @@ struct an_slow {
 	uint32_t arr_rounds;
 	uint64_t arr_t0, arr_t1;	/* the first's and the latest's end */
 	uint32_t *arr_last;	/* [nranks] rounds in which the rank arrived last */
+	double *arr_gmax;	/* [nranks] the largest wait it caused in one */
 	double *arr_gap;	/* [nranks] ... the others' wait for it, summed */
 	uint32_t *arr_held;	/* [nranks] ... its GPU coming straight from an op of
 				 * another comm that ended late (a cascade of it) */
@@ -220,6 +227,7 @@ struct an_slow {
 	bool surveyed;
 	uint32_t survey_need;	/* rounds with every arrival it waits for */
 	bool survey_open;	/* its incident is open ... */
+	enum an_class survey_cls;	/* ... of this class (S1, S2) ... */
 	int32_t survey_rank;	/* ... naming this rank ... */
 	uint64_t survey_onset;	/* ... since this survey began ... */
 	uint64_t survey_next;	/* ... and is surveyed again from then */
@@ -433,12 +441,12 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 			     uint64_t *held);
 /*
  * The same over NRANKS ranks' tallies of ROUNDS rounds: LAST[k] rounds
- * last, GAP[k] the others' wait summed, HELDN[k] of them straight from
- * comm HOLDER[k]'s op
+ * last, GAP[k] the others' wait summed, GMAX[k] its largest (NULL: not
+ * known), HELDN[k] of them straight from comm HOLDER[k]'s op
  */
 int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
-			  const double *gap, const uint32_t *heldn, const uint64_t *holder,
-			  double *share, double *gap_ns, uint64_t *held);
+			  const double *gap, const double *gmax, const uint32_t *heldn,
+			  const uint64_t *holder, double *share, double *gap_ns, uint64_t *held);
 /* the rank with the shortest duration of RD, *GAP to the next shortest; -1 */
 int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, double *gap);
 
@@ -572,6 +580,12 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd);
 /* a survey's sample has too few rounds yet (NOW: its clock) */
 bool slow_survey_short(const struct an_slow *s, uint64_t now);
+/*
+ * the rank of C whose link a survey's sample shows slow (-1 none): twice the
+ * others' time per send step, costing a quarter of IV (ns between rounds)
+ * at least; *LAT, *LAT_MED its and the others' ns per step
+ */
+int32_t slow_survey_link(const struct an_comm *c, double iv, double *lat, double *lat_med);
 /* a survey's sample ended: a verdict, a recovery, or nothing */
 void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */

@@ -51,6 +51,7 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	s->rise = sl_rise_new(&rc);
 	s->arr_last = calloc((size_t)nranks, sizeof(*s->arr_last));
 	s->arr_gap = calloc((size_t)nranks, sizeof(*s->arr_gap));
+	s->arr_gmax = calloc((size_t)nranks, sizeof(*s->arr_gmax));
 	s->arr_held = calloc((size_t)nranks, sizeof(*s->arr_held));
 	s->arr_holder = calloc((size_t)nranks, sizeof(*s->arr_holder));
 	s->arr_blk = calloc((size_t)nranks, sizeof(*s->arr_blk));
@@ -61,7 +62,8 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	for (i = 0; i < PEER_UNDECIDED; i++)
 		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
 			return false;
-	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_held && s->arr_holder &&
+	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_gmax && s->arr_held &&
+	       s->arr_holder &&
 	       s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort;
 }
 
@@ -75,6 +77,7 @@ void slow_nohist_free(struct an_slow *s)
 	sl_rise_free(s->rise);
 	free(s->arr_last);
 	free(s->arr_gap);
+	free(s->arr_gmax);
 	free(s->arr_held);
 	free(s->arr_holder);
 	free(s->arr_blk);
@@ -155,6 +158,8 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	s->arr_t1 = rd->t_end;
 	s->arr_last[last]++;
 	s->arr_gap[last] += gap;
+	if (gap > s->arr_gmax[last])
+		s->arr_gmax[last] = gap;
 	if ((held = slow_late_from(rd, last, gap))) {
 		s->arr_held[last]++;
 		s->arr_holder[last] = held;
@@ -177,11 +182,11 @@ bool slow_sample_turned(const struct an_slow *s, const struct slow_round *rd, in
 }
 
 int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
-			  const double *gap, const uint32_t *heldn, const uint64_t *holder,
-			  double *share, double *gap_ns, uint64_t *held)
+			  const double *gap, const double *gmax, const uint32_t *heldn,
+			  const uint64_t *holder, double *share, double *gap_ns, uint64_t *held)
 {
 	int32_t k, best = -1;
-	double total = 0;
+	double total = 0, trimmed = 0;
 
 	*share = 0;
 	*gap_ns = NAN;
@@ -208,6 +213,17 @@ int32_t slow_arrival_pick(int32_t nranks, uint32_t rounds, const uint32_t *last,
 	*gap_ns = last[best] ? gap[best] / last[best] : NAN;
 	if (held && 2 * heldn[best] > last[best])
 		*held = holder[best];
+	/*
+	 * ... and without each rank's largest wait: one round a process was
+	 * descheduled in is not its lateness (random job 87, before its
+	 * fault: a TP comm of 2 under a busy host's hiccups, rank 0 last in 4
+	 * of 8 rounds by 3.3, 18.3, 3.8 and 7.7 ms, rank 1 in 4 by 1.8-4.4:
+	 * 76% of the wait, 71% without the 18.3 and the 4.4)
+	 */
+	for (k = 0; gmax && k < nranks; k++)
+		trimmed += gap[k] - gmax[k];
+	if (gmax && !((gap[best] - gmax[best]) >= ARR_SHARE * trimmed && trimmed > 0))
+		return -1;
 	return *share >= ARR_SHARE && ARR_MIN_LAST * last[best] >= rounds ? best : -1;
 }
 
@@ -216,7 +232,7 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 {
 	const struct an_slow *s = c->slow;
 
-	return slow_arrival_pick(c->nranks, s->arr_rounds, s->arr_last, s->arr_gap,
+	return slow_arrival_pick(c->nranks, s->arr_rounds, s->arr_last, s->arr_gap, s->arr_gmax,
 				 s->arr_held, s->arr_holder, share, gap_ns, held);
 }
 
@@ -254,12 +270,31 @@ bool slow_link_explains(double cost, double extra_ns)
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held)
 {
-	double lat, lat_med, cost = slow_link_cost(c, rank, &lat, &lat_med);
+	double lat, lat_med, cost = slow_link_cost(c, rank, &lat, &lat_med), share, lead;
+	uint64_t hold = 0;
 
 	if (slow_link_explains(cost, extra_ns)) {
-		*a = lat;
-		*b = lat_med;
-		return AN_S2;
+		/*
+		 * ... unless that rank's GPU also reaches the ops last, by 3/4
+		 * of the extra time or more: a process busy computing slows its
+		 * own proxy thread too, and its lateness alone explains the
+		 * rounds (random job 87: rank 1's GPU 5.3x slower, its send
+		 * steps 4.3 ms against 1.9, and last in 8 of 8 sampled rounds by
+		 * 13.7 ms of 11.9 extra: S2 before).  Not its link's cost per
+		 * round: pipelined steps overlap, their excesses do not add up.
+		 */
+		int32_t arr = slow_arrival_explains(c, extra_ns, &share, &lead, &hold);
+
+		if (arr < 0 || arr != *rank || !(extra_ns > 0 && lead >= 0.75 * extra_ns)) {
+			*a = lat;
+			*b = lat_med;
+			return AN_S2;
+		}
+		*a = share;
+		*b = lead;
+		if (held)
+			*held = hold;
+		return AN_S1;
 	}
 	/*
 	 * ... else the arrivals the hooks saw: the GPU's, where the rounds'
@@ -673,6 +708,62 @@ int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double 
  * because that op ended late, a cascade.  0: not held, or it did not wait
  * there (it was that op's last arriver too: the straggler itself).
  */
+/* the comm whose op held rank K's GPU, or whose end its CPU waited for, 0 */
+static uint64_t holder_of(const struct an_comm *c, const struct slow_round *rd, int32_t k)
+{
+	uint64_t held = !isnan(rd->after_hold[k]) ? rd->hold[k] : c->slow->holder[k];
+
+	return held ? held : rd->synced[k];
+}
+
+/*
+ * RANK's ops in comm HELD, which held it, took GAP / 2 longer than those of
+ * the comms that held the others (per op signature, its latest round's
+ * time after its last arrival against theirs (median), summed): it reached
+ * C's op late because its ops there took longer, where nobody waited (a
+ * slow link: every rank arrives together, the op is long).  Random job 16
+ * (TP 2 x DP 4, rank 5's link 6.1x slower, attached late): rank 5 arrived
+ * last in its DP comm by 26.4 ms, straight from its TP comm with rank 4,
+ * whose two ops took 26.0 and 12.1 ms after their last arrival against
+ * 8.2-11.2 and 2.4-4.4 in the other TP comms; it was named an S1 root
+ * before the TP comm's comparable-group sample found its slow link (S2).
+ */
+static bool held_ops_longer(struct an *an, const struct an_comm *c,
+			    const struct slow_round *rd, int32_t rank, uint64_t held,
+			    double gap)
+{
+	const struct an_comm *h = an_comm_get(an, held, 0, false);
+	double *v, excess = 0;
+	uint32_t i, j;
+	bool any = false;
+	int32_t k;
+
+	if (!h || !h->slow || !h->slow->nlast_tmin)
+		return false;
+	v = malloc(2 * (size_t)c->nranks * sizeof(*v));
+	if (!v)
+		return false;
+	for (i = 0; i < h->slow->nlast_tmin; i++) {
+		size_t n = 0;
+
+		for (k = 0; k < c->nranks; k++) {
+			uint64_t o = k == rank ? 0 : holder_of(c, rd, k);
+			const struct an_comm *oh = o && o != held && o != c->hash ?
+						   an_comm_get(an, o, 0, false) : NULL;
+
+			for (j = 0; oh && oh->slow && j < oh->slow->nlast_tmin; j++)
+				if (oh->slow->last_tmin[j].sig == h->slow->last_tmin[i].sig)
+					v[n++] = oh->slow->last_tmin[j].tmin;
+		}
+		if (n) {
+			excess += h->slow->last_tmin[i].tmin - sl_median(v, n, v + c->nranks);
+			any = true;
+		}
+	}
+	free(v);
+	return any && excess >= gap / 2;
+}
+
 static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 			     const struct slow_round *rd, int32_t rank, double gap)
 {
@@ -691,7 +782,8 @@ static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 	hk = h && h->slow ? member_of(an, h, c, rank) : -1;
 	/* no round of it known (p2p ops): held, as far as is known */
 	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ||
-	       h->slow->grp_mine - h->slow->grp_med >= gap / 2 ? held : 0;
+	       h->slow->grp_mine - h->slow->grp_med >= gap / 2 ||
+	       held_ops_longer(an, c, rd, rank, held, gap) ? held : 0;
 }
 
 

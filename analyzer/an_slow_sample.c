@@ -433,6 +433,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 		s->arr_blk_holder[k] = 0;
 		s->arr_holder[k] = 0;
 		s->arr_gap[k] = 0;
+		s->arr_gmax[k] = 0;
 		s->net0[3 * k] = c->r[k].net_ns;
 		s->net0[3 * k + 1] = c->r[k].net_bytes;
 		s->net0[3 * k + 2] = (double)c->r[k].net_steps;

@@ -81,32 +81,54 @@ bool slow_survey_short(const struct an_slow *s, uint64_t now)
 	       now - s->samp_t0 < SAMPLE_MAX_NS;
 }
 
+/*
+ * A slow link in a survey's sample: a rank whose send steps spend twice the
+ * others' time in the network (mean and typical step, slow_link_outlier),
+ * costing its rounds a quarter of the interval between them at least.  It
+ * comes first, as in an incident's sample (slow_sample_decide): the GPUs
+ * that wait for its data reach their next op late, and one of them may
+ * look like a straggler.  Random job 234 (a link 7.6x slower, attached
+ * late): rank 2's steps 12.1 ms against 2.8-3.1, a round every 33.9 ms;
+ * the survey found no straggler, and nothing else had a history to judge.
+ */
+int32_t slow_survey_link(const struct an_comm *c, double iv, double *lat, double *lat_med)
+{
+	int32_t rank;
+	double cost = slow_link_cost(c, &rank, lat, lat_med);
+
+	return !isnan(cost) && iv > 0 && cost >= SURVEY_LEAD * iv ? rank : -1;
+}
+
 void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
 	double iv = s->arr_rounds > 1 && s->arr_t1 > s->arr_t0 ?
 		    (double)(s->arr_t1 - s->arr_t0) / (s->arr_rounds - 1) : NAN, share, lead;
+	double lat = NAN, lat_med = NAN;
 	const struct an_comm *root;
 	struct an_verdict *v;
 	uint64_t held;
 	int32_t rank = slow_arrival_culprit(c, &share, &lead, &held);
+	int32_t link = s->arr_rounds >= s->survey_need ? slow_survey_link(c, iv, &lat, &lat_med) : -1;
 	bool named = rank >= 0 && s->arr_rounds >= s->survey_need &&
 		     s->arr_last[rank] >= SURVEY_LAST * s->arr_rounds &&
 		     lead >= SURVEY_LEAD * iv && lead >= SURVEY_LEAD_MIN_NS;
+	enum an_class cls = AN_S1;
 
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " survey: %u rounds with every"
 			" arrival (%u wanted), likeliest straggler %d (last in %u, %.0f%% of"
-			" the wait, %.2f ms ahead, a round every %.2f ms%s): %s\n", c->hash,
+			" the wait, %.2f ms ahead, a round every %.2f ms%s): %s; slow link:"
+			" %d\n", c->hash,
 			s->arr_rounds, s->survey_need, rank, rank >= 0 ? s->arr_last[rank] : 0,
 			100 * share, lead / 1e6, iv / 1e6,
 			held ? ", its GPU late from another comm's op" : "",
-			named && !held ? "a straggler" : "none");
+			named && !held ? "a straggler" : "none", link);
 	struct slow_p2p_found f;
 	int32_t p2p = -1;
 
 	/* every GPU reaches the op about together: a pipeline stage behind its neighbours? */
-	if ((!named || held) && s->arr_rounds >= s->survey_need && iv > 0) {
+	if (link < 0 && (!named || held) && s->arr_rounds >= s->survey_need && iv > 0) {
 		double thr = fmax(SURVEY_LEAD * iv, SURVEY_LEAD_MIN_NS);
 
 		p2p = slow_p2p_straggler(an, c, 2 * thr, &f);
@@ -118,14 +140,17 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 				iv / 1e6);
 	}
 	if (s->survey_open) {
-		if ((named && !held ? rank : p2p) == s->survey_rank)
+		if (s->survey_cls == AN_S2 ? link == s->survey_rank :
+		    (named && !held ? rank : p2p) == s->survey_rank)
 			return;		/* still slow: the incident stays open */
 		s->survey_open = false;
-		v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, s->survey_rank, true, 0, &root);
+		v = slow_nohist_frame(an, c, &s->pend, now, s->survey_cls, s->survey_rank, true,
+				      0, &root);
 		v->onset_ns = s->survey_onset;
 		an_text(v, "comm %016" PRIx64 " is back: a survey with step hooks no longer"
-			" finds rank %d arriving last (%u rounds with every arrival)", c->hash,
-			s->survey_rank, s->arr_rounds);
+			" finds rank %d %s (%u rounds with every arrival)", c->hash,
+			s->survey_rank, s->survey_cls == AN_S2 ? "sending slowly" : "arriving last",
+			s->arr_rounds);
 		an_val_s(v, "detector", "survey");
 		slow_send_verdict(an, v);
 		/* its baseline was learned on the slow job */
@@ -138,26 +163,36 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * job (the stage that computes the loss) looks the same; that comm's
 	 * own survey names its straggler, if it has one
 	 */
-	if (named && !held)
+	if (link >= 0) {
+		cls = AN_S2;
+		rank = link;
+		p2p = -1;
+	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */
-	else if (p2p < 0)
+	} else if (p2p < 0) {
 		return;
-	else
+	} else {
 		rank = p2p;
-	v = slow_nohist_frame(an, c, &s->pend, now, AN_S1, rank, false, 0, &root);
+	}
+	v = slow_nohist_frame(an, c, &s->pend, now, cls, rank, false, 0, &root);
 	s->survey_open = true;
+	s->survey_cls = cls;
 	s->survey_rank = rank;
 	s->survey_onset = s->samp_t0;
 	v->onset_ns = s->samp_t0;	/* the slowdown began before: unknown */
-	an_text(v, "comm %016" PRIx64 " has a straggler, found by a survey of %u of its"
+	an_text(v, "comm %016" PRIx64 " has a %s, found by a survey of %u of its"
 		" rounds with step hooks (one every %.2f ms): its CPUs queue their calls"
 		" ahead of their GPUs, so no round shows who arrives last without them,"
 		" and a baseline learned on the job as it is shows no slowdown that"
-		" began before", c->hash, s->arr_rounds, iv / 1e6);
+		" began before", c->hash, cls == AN_S2 ? "slow link" : "straggler",
+		s->arr_rounds, iv / 1e6);
 	s->arr_held_by = 0;
 	if (p2p >= 0) {
 		slow_p2p_evidence(v, rank, &f);
 		an_val_i(v, "s1_rank", rank);
+	} else if (cls == AN_S2) {
+		slow_sampled_cause(an, c, v, AN_S2, rank, lat, lat_med, root);
+		an_net_note(an, c, v);
 	} else {
 		slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);
 	}

@@ -948,6 +948,58 @@ out:
 }
 
 /*
+ * A slow link in a TP comm, seen from its DP comms (random job 16: TP 2 x
+ * DP 4, rank 5's link 6.1x slower, attached late: rank 5 named S1 in its
+ * DP comm).  TP comms H {0, 1} and H2 {2,
+ * 3}: both ranks call together, H's op takes 30 ms (its link), H2's 5 ms;
+ * nobody waits in either.  DP comms C {1, 3} and C2 {0, 2}: each rank's
+ * CPU waits for its TP op, then calls at once.  Globals 1 and 0 arrive
+ * last in C and C2 by 25 ms each step: H's op held them, and took 25 ms
+ * longer than H2's.  Each is a cascade of H; a root before.
+ */
+static void test_peer_held_by_long_op(void)
+{
+	const uint64_t H = W + 10, H2 = W + 11, C = W + 12, C2 = W + 13;
+	const int gh[2] = { 0, 1 }, gh2[2] = { 2, 3 }, gc[2] = { 1, 3 }, gc2[2] = { 0, 2 };
+	const uint64_t hend[4] = { 30 * MS, 30 * MS, 5 * MS, 5 * MS };
+	struct an_op h[4], c[4];
+	struct sim s;
+	uint64_t t;
+	int i, g, nroot = 0, ncascade = 0;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, H, 2, gh);
+	sim_comm(&s, H2, 2, gh2);
+	sim_comm(&s, C, 2, gc);
+	sim_comm(&s, C2, 2, gc2);
+	for (i = 0; i < 40; i++) {
+		t = s.now[0];
+		for (g = 0; g < 4; g++)
+			h[g] = sim_call(&s, g < 2 ? H : H2, g % 2, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		for (g = 0; g < 4; g++)
+			an_op_complete(s.an, &h[g], t + hend[g]);
+		/* each CPU calls its DP op 0.3 ms after its TP op ended */
+		for (g = 3; g >= 0; g--) {
+			s.now[0] = t + hend[g] + 300000;
+			c[g] = sim_call(&s, g % 2 ? C : C2, g / 2, CCLD_FN_ALLREDUCE, 1 << 20, 9);
+		}
+		for (g = 0; g < 4; g++)
+			an_op_complete(s.an, &c[g], t + 32 * MS);
+		s.now[0] = t + 40 * MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	for (i = 0; i < s.nv; i++) {
+		if (s.v[i].kind != AN_V_NEW || (s.v[i].comm != C && s.v[i].comm != C2))
+			continue;
+		nroot += s.v[i].role == AN_ROOT;
+		ncascade += s.v[i].role == AN_CASCADE && s.v[i].blocked_comm == H;
+	}
+	CHECK_INT(nroot, 0);
+	CHECK_INT(ncascade, 2);
+	sim_fini(&s);
+}
+
+/*
  * Rank 2 arrives last (S1 by the timings) while rank 3's link retransmits
  * in both directions (rank 3 -> 0 and 1 -> 3): with enough retransmits the
  * slowdown is the network's, and its culprit is rank 3, the end common to
@@ -1533,6 +1585,7 @@ int main(void)
 	test_s1_border_sampled(4);
 	test_no_update_before_sampled_onset();
 	test_peer_held_by_synced_op();
+	test_peer_held_by_long_op();
 	test_comparable_group_sample(4, 5);
 	test_comparable_group_sample(4, 1.3);
 	test_comparable_group_sample(2, 5);

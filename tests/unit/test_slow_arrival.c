@@ -19,7 +19,7 @@ static void arrivals(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 		     const uint32_t *last, const double *gap_ms)
 {
 	static uint32_t l[4], held[4], blk[4];
-	static double g[4], blk_gap[4];
+	static double g[4], gmax[4], blk_gap[4];
 	static uint64_t holder[4], blk_holder[4];
 	static struct blk_ent sort[4];
 	int k;
@@ -31,6 +31,7 @@ static void arrivals(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 	s->arr_rounds = rounds;
 	s->arr_last = l;
 	s->arr_gap = g;
+	s->arr_gmax = gmax;
 	s->arr_held = held;
 	s->arr_holder = holder;
 	s->arr_blk = blk;
@@ -43,9 +44,21 @@ static void arrivals(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 		blk_holder[k] = 0;
 		l[k] = last[k];
 		g[k] = gap_ms[k] * MS;
+		gmax[k] = 0;	/* not known: no trim (arrivals_gmax) */
 		held[k] = 0;
 		holder[k] = 0;
 	}
+}
+
+/* ... with each rank's largest wait GMAX_MS[k] */
+static void arrivals_gmax(struct an_comm *c, struct an_slow *s, uint32_t rounds,
+			  const uint32_t *last, const double *gap_ms, const double *gmax_ms)
+{
+	int k;
+
+	arrivals(c, s, rounds, last, gap_ms);
+	for (k = 0; k < 4; k++)
+		s->arr_gmax[k] = gmax_ms[k] * MS;
 }
 
 /*
@@ -288,6 +301,134 @@ static void test_arrivals_explain(void)
 	CHECK_INT(slow_arrival_explains(&c, NAN, &share, &lead, NULL), 1);
 }
 
+/*
+ * Random job 87 before its fault (a busy host; a TP comm of 2, sampled as
+ * slower than its comparable comms): rank 0 last in 4 of 8 rounds by 3.33,
+ * 18.29, 3.78 and 7.67 ms, rank 1 in 4 by 1.77, 4.41, 2.46 and 1.91: 76%
+ * of the wait, rank 0 was named S1.  Without each rank's largest wait (a
+ * moment a process was descheduled) 71%: no one.  Job 35's straggler,
+ * 27 ms late in each of its 10 rounds, keeps its 99%.
+ */
+static void test_one_descheduled_round(void)
+{
+	const uint32_t last87[4] = { 4, 4, 0, 0 }, last35[4] = { 11, 2, 3, 4 };
+	const double gap87[4] = { 3.33 + 18.29 + 3.78 + 7.67, 1.77 + 4.41 + 2.46 + 1.91, 0, 0 };
+	const double gmax87[4] = { 18.29, 4.41, 0, 0 };
+	const double gap35[4] = { 10 * 27 + 0.01, 0.02, 0.03, 0.04 };
+	const double gmax35[4] = { 27, 0.01, 0.01, 0.01 };
+	struct an_comm c;
+	struct an_slow s;
+	double share, lead;
+	uint64_t held;
+
+	arrivals(&c, &s, 8, last87, gap87);
+	c.nranks = 2;
+	CHECK_INT(slow_arrival_culprit(&c, &share, &lead, &held), 0);	/* untrimmed: named */
+	arrivals_gmax(&c, &s, 8, last87, gap87, gmax87);
+	c.nranks = 2;
+	CHECK_INT(slow_arrival_culprit(&c, &share, &lead, &held), -1);
+	arrivals_gmax(&c, &s, 20, last35, gap35, gmax35);
+	CHECK_INT(slow_arrival_culprit(&c, &share, &lead, &held), 0);
+	CHECK(share > 0.99);
+}
+
+/*
+ * Random job 234 (4 ranks, rank 2's link 7.6x slower, attached late, CPUs
+ * ahead of their GPUs): its world comm's survey saw rank 2's send steps
+ * at 12.08 ms (typical 11.25) against 2.79-3.08 (1.69-1.95), a round
+ * every 33.91 ms, and no rank arriving last by a quarter of that: a slow
+ * link (S2).  Alike links, a link slow in its mean alone (a proxy thread
+ * descheduled once) and one whose cost is under a quarter of the interval
+ * are not.
+ */
+static void link_sample(struct an_comm *c, struct an_slow *s, const double *lat_ms,
+			const double *typ_ms, double steps_per_round)
+{
+	static const uint32_t none[4];
+	static const double nogap[4];
+	static struct an_rank r[4];
+	static double net0[12], srate[4], slat[4], styp[4];
+	int k;
+
+	arrivals(c, s, 21, none, nogap);
+	c->r = r;
+	s->net0 = net0;
+	s->srate = srate;
+	s->slat = slat;
+	s->styp = styp;
+	s->have_srate = true;
+	s->samp_rounds = 29;
+	for (k = 0; k < 4; k++) {
+		memset(&r[k], 0, sizeof(r[k]));
+		net0[3 * k + 2] = 100;
+		r[k].net_steps = 100 + (uint64_t)(steps_per_round * 29);
+		slat[k] = lat_ms[k] * MS;
+		styp[k] = typ_ms[k] * MS;
+		srate[k] = 1e9 / slat[k];	/* bytes per s: a step of 1 byte */
+	}
+}
+
+static void test_survey_slow_link(void)
+{
+	const double lat[4] = { 3.08, 2.79, 12.08, 2.97 }, typ[4] = { 1.95, 1.69, 11.25, 1.75 };
+	const double alike[4] = { 3.08, 2.79, 3.3, 2.97 }, hic_typ[4] = { 1.95, 1.69, 2.1, 1.75 };
+	struct an_comm c;
+	struct an_slow s;
+	double l, m;
+
+	link_sample(&c, &s, lat, typ, 1);
+	CHECK_INT(slow_survey_link(&c, 33.91 * MS, &l, &m), 2);
+	CHECK(fabs(l / MS - 12.08) < 1e-6 && fabs(m / MS - 2.97) < 1e-6);
+	/* its 9.1 ms per round is under a quarter of a 40 ms interval: no */
+	CHECK_INT(slow_survey_link(&c, 40 * MS, &l, &m), -1);
+	/* ... but two steps per round are more */
+	link_sample(&c, &s, lat, typ, 2);
+	CHECK_INT(slow_survey_link(&c, 40 * MS, &l, &m), 2);
+	link_sample(&c, &s, alike, alike, 2);
+	CHECK_INT(slow_survey_link(&c, 33.91 * MS, &l, &m), -1);
+	/* its mean slow, its typical step not: a descheduled proxy thread */
+	link_sample(&c, &s, lat, hic_typ, 2);
+	CHECK_INT(slow_survey_link(&c, 33.91 * MS, &l, &m), -1);
+	/* no interval known */
+	link_sample(&c, &s, lat, typ, 2);
+	CHECK_INT(slow_survey_link(&c, NAN, &l, &m), -1);
+}
+
+/*
+ * Random job 87 (PyTorch, rank 1's GPU 5.3x slower): its TP comm, slower
+ * than its comparable comms by 11.9 ms a round, was sampled: rank 1's send
+ * steps 4.3 ms against 1.9 (typical 3.1 against 1.2, its busy process's
+ * proxy thread), and rank 1's GPU last in 8 of 8 rounds by 13.7 ms.  Its
+ * lateness explains the extra: S1, not S2.  Where it arrives last by a
+ * quarter of the extra only, or another rank does, its link speaks.
+ */
+static void test_link_and_lead_same_rank(void)
+{
+	const double lat[4] = { 1.9, 4.3, 1.9, 1.9 }, typ[4] = { 1.15, 3.12, 1.15, 1.15 };
+	struct an_comm c;
+	struct an_slow s;
+	int32_t rank;
+	double a, b;
+	uint64_t held;
+
+	link_sample(&c, &s, lat, typ, 8);
+	s.arr_rounds = 8;
+	s.arr_last[1] = 8;
+	s.arr_gap[1] = 8 * 13.7 * MS;
+	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S1);
+	CHECK_INT(rank, 1);
+	CHECK(fabs(b / MS - 13.7) < 1e-6);
+	s.arr_gap[1] = 8 * 3.5 * MS;
+	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S2);
+	CHECK_INT(rank, 1);
+	s.arr_last[1] = 0;
+	s.arr_gap[1] = 0;
+	s.arr_last[2] = 8;
+	s.arr_gap[2] = 8 * 13.7 * MS;
+	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S2);
+	CHECK_INT(rank, 1);
+}
+
 /* a comm of 8 whose sample saw ROUNDS rounds, LATE(round, rank) ms behind the first */
 static void block_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 			 double (*late)(uint32_t, int32_t))
@@ -409,6 +550,9 @@ int main(void)
 	test_sample_after_hiccup();
 	test_sample_turns_slow();
 	test_arrivals_explain();
+	test_survey_slow_link();
+	test_one_descheduled_round();
+	test_link_and_lead_same_rank();
 	test_block_of_node();
 	test_block_not();
 	return check_finish("test_slow_arrival");
