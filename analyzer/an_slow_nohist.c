@@ -282,10 +282,12 @@ enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32
 		 * steps 4.3 ms against 1.9, and last in 8 of 8 sampled rounds by
 		 * 13.7 ms of 11.9 extra: S2 before).  Not its link's cost per
 		 * round: pipelined steps overlap, their excesses do not add up.
+		 * Not where its GPU came late from another comm's op: its slow
+		 * link made that op late (random job 49, S1 for its S2).
 		 */
 		int32_t arr = slow_arrival_explains(c, extra_ns, &share, &lead, &hold);
 
-		if (arr < 0 || arr != *rank || !(extra_ns > 0 && lead >= 0.75 * extra_ns)) {
+		if (arr < 0 || arr != *rank || hold || !(extra_ns > 0 && lead >= 0.75 * extra_ns)) {
 			*a = lat;
 			*b = lat_med;
 			return AN_S2;

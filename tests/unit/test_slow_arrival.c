@@ -418,6 +418,12 @@ static void test_link_and_lead_same_rank(void)
 	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S1);
 	CHECK_INT(rank, 1);
 	CHECK(fabs(b / MS - 13.7) < 1e-6);
+	/* its GPU came late from another comm's op in most rounds: that op's */
+	s.arr_held[1] = 8;
+	s.arr_holder[1] = 77;
+	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S2);
+	s.arr_held[1] = 0;
+	s.arr_holder[1] = 0;
 	s.arr_gap[1] = 8 * 3.5 * MS;
 	CHECK_INT(slow_sample_decide(&c, 11.9 * MS, &rank, &a, &b, &held), AN_S2);
 	CHECK_INT(rank, 1);
