@@ -63,8 +63,7 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
 			return false;
 	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_gmax && s->arr_held &&
-	       s->arr_holder &&
-	       s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort;
+	       s->arr_holder && s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort;
 }
 
 void slow_nohist_free(struct an_slow *s)
@@ -700,17 +699,9 @@ int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double 
 }
 
 /*
- * The comm whose op held RANK's GPU when it reached this op (its earlier op
- * there ended after the call; or its CPU waited for that op, then called
- * here at once), where the rank waited in that op for about
- * as long as the others wait for it here (half of GAP at least), or where
- * its wait there is unknown, or where that comm's rounds are longer than
- * its comparable comms' by half of GAP at least (its op itself is slow: a
- * slow link makes every rank's round longer, none waits): it is late
- * because that op ended late, a cascade.  0: not held, or it did not wait
- * there (it was that op's last arriver too: the straggler itself).
+ * The comm whose op held rank K's GPU when it reached RD's op, or whose end
+ * its CPU waited for before it called (a stream sync per op), 0
  */
-/* the comm whose op held rank K's GPU, or whose end its CPU waited for, 0 */
 static uint64_t holder_of(const struct an_comm *c, const struct slow_round *rd, int32_t k)
 {
 	uint64_t held = !isnan(rd->after_hold[k]) ? rd->hold[k] : c->slow->holder[k];
@@ -766,16 +757,25 @@ static bool held_ops_longer(struct an *an, const struct an_comm *c,
 	return any && excess >= gap / 2;
 }
 
+/*
+ * The comm whose op held RANK's GPU when it reached this op (its earlier op
+ * there ended after the call; or its CPU waited for that op, then called
+ * here at once), where the rank waited in that op for about
+ * as long as the others wait for it here (half of GAP at least), or where
+ * its wait there is unknown, or where that comm's rounds are longer than
+ * its comparable comms' by half of GAP at least (its op itself is slow: a
+ * slow link makes every rank's round longer, none waits), or where its
+ * ops there took longer than those that held the others: it is late
+ * because that op ended late, a cascade.  0: not held, or it did not wait
+ * there (it was that op's last arriver too: the straggler itself).
+ */
 static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 			     const struct slow_round *rd, int32_t rank, double gap)
 {
-	uint64_t held = !isnan(rd->after_hold[rank]) ? rd->hold[rank] : c->slow->holder[rank];
+	uint64_t held = holder_of(c, rd, rank);
 	const struct an_comm *h;
 	int32_t hk;
 
-	/* its CPU waited for that op to end, then called here: the same */
-	if (!held)
-		held = rd->synced[rank];
 	if (!held)
 		return 0;
 	h = an_comm_get(an, held, 0, false);
