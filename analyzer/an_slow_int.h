@@ -231,6 +231,7 @@ struct an_slow {
 	int32_t survey_rank;	/* ... naming this rank ... */
 	uint64_t survey_onset;	/* ... since this survey began ... */
 	uint64_t survey_next;	/* ... and is surveyed again from then */
+	int32_t survey_p2p;	/* 1 + the rank a survey found late in p2p ops, 0 */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;
 	int32_t said_p2p_rank;
@@ -586,6 +587,14 @@ bool slow_survey_short(const struct an_slow *s, uint64_t now);
  * at least; *LAT, *LAT_MED its and the others' ns per step
  */
 int32_t slow_survey_link(const struct an_comm *c, double iv, double *lat, double *lat_med);
+/* the mean ns between a sample's rounds with every arrival, NAN */
+double slow_sample_interval(const struct an_slow *s);
+/*
+ * the survey's straggler rule, no history needed: RANK (slow_arrival_culprit,
+ * LEAD its mean lead) last in 3/4 of enough sampled rounds that chance
+ * would not do it, by a quarter of IV (ns between rounds) and 1 ms at least
+ */
+bool slow_survey_names(const struct an_comm *c, int32_t rank, double lead, double iv);
 /* a survey's sample ended: a verdict, a recovery, or nothing */
 void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */

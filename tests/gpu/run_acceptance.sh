@@ -210,8 +210,8 @@ run_scenario() {
 	sleep | size)
 		sleep 4 # a few healthy steps traced: the calls' history
 		touch "$d/go"
-		wait_for $((STALL + 20)) grep -qs '"type":"verdict"' "$d/trace.jsonl" ||
-			log "$name: no verdict within $((STALL + 20)) s"
+		wait_for $((STALL + 20)) grep -qs '"class":"H[0-9]"' "$d/trace.jsonl" ||
+			log "$name: no hang verdict within $((STALL + 20)) s"
 		sleep 2 # updates, if any
 		stop_tracer "$d"
 		stop_job

@@ -485,6 +485,124 @@ static void test_p2p_straggler_attached_not(void)
 	job_fini(&j);
 }
 
+/*
+ * A survey of the world comm (it ran before the attach, its CPUs ahead of
+ * their GPUs), whose GPUs reach its ops together: rank LATE_RANK's
+ * sample is as clean as the others'; a round every 40 ms
+ */
+struct survey {
+	struct an_slow s;
+	uint32_t last[8], held[8];
+	double gap[8], gmax[8];
+	uint64_t holder[8];
+};
+
+static struct an_comm *survey_world(struct job *j, struct survey *sv)
+{
+	struct an_comm *w = an_comm_get(j->s.an, W, 0, false);
+
+	memset(sv, 0, sizeof(*sv));
+	CHECK(w && !w->slow);
+	if (!w)
+		return NULL;
+	w->slow = &sv->s;
+	sv->s.arr_last = sv->last;
+	sv->s.arr_gap = sv->gap;
+	sv->s.arr_gmax = sv->gmax;
+	sv->s.arr_held = sv->held;
+	sv->s.arr_holder = sv->holder;
+	sv->s.arr_rounds = sv->s.survey_need = 40;
+	sv->s.arr_t1 = j->t;
+	sv->s.arr_t0 = j->t - 39 * 40 * MS;
+	sv->s.samp_t0 = sv->s.arr_t0;
+	sv->s.pend.seq = 100;
+	sv->s.pend.fn = CCLD_FN_ALLREDUCE;
+	sv->s.pend.host = j->s.host_id[0];
+	sv->s.pend.t_end = j->t;
+	return w;
+}
+
+/* N more pipeline steps in which both sides enter their send/recv together */
+static void pp_ops_on_time(struct job *j, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sim_step(&j->s, MS);
+		sim_call(&j->s, W, 2, CCLD_FN_ALLREDUCE, 2, 7);
+		sim_call(&j->s, W, 6, CCLD_FN_ALLREDUCE, 2, 7);
+		sim_step(&j->s, MS);
+		sim_p2p_attach(&j->s, PP, 0, 1, 0, 4096);
+		sim_p2p_attach(&j->s, PP, 0, 1, 1, 4096);
+		sim_p2p_attach(&j->s, PP, 1, 0, 1, 4096);
+		sim_p2p_attach(&j->s, PP, 1, 0, 0, 4096);
+		sim_step(&j->s, 20 * MS);
+	}
+	sim_call(&j->s, W, 2, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_call(&j->s, W, 6, CCLD_FN_ALLREDUCE, 2, 7);
+}
+
+/*
+ * Global 6 enters its pipeline send/recv 30 ms after global 2 in every
+ * op: the survey's first sample asks again (late CPU entries in one window
+ * are also load, or the attach's own work), the second names it S1
+ */
+static void test_survey_p2p_asked_again(void)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	pp_ops_attached(&j, 6, 30, true, -1);
+	w = survey_world(&j, &sv);
+	if (w) {
+		slow_survey_sampled(j.s.an, w, j.t);
+		CHECK_INT(j.s.nv, 0);
+		CHECK_INT(sv.s.survey_p2p, 7);
+		CHECK(!sv.s.survey_open);
+		sv.s.samp_t0 = j.t + 900 * MS;
+		slow_survey_sampled(j.s.an, w, j.t + 1000 * MS);
+		CHECK_INT(j.s.nv, 1);
+		CHECK_INT(j.s.v[0].cls, AN_S1);
+		CHECK_INT(j.s.v[0].ncul, 1);
+		CHECK_INT(j.s.v[0].cul[0].rank, 6);
+		/* the onset: the first sample's start */
+		CHECK(j.s.v[0].onset_ns == j.t - 39 * 40 * MS);
+		CHECK(sv.s.survey_open);
+		CHECK_INT(sv.s.survey_p2p, 0);
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+/*
+ * Late in one window only (the stand-in's GPU acceptance, healthy: rank 1
+ * entered its send/recv 2.4 ms after rank 0 in 28 of 32 ops for 0.6 s
+ * after the attach): on time when asked again, no one is named
+ */
+static void test_survey_p2p_burst(void)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	pp_ops_attached(&j, 6, 30, true, -1);
+	w = survey_world(&j, &sv);
+	if (w) {
+		slow_survey_sampled(j.s.an, w, j.t);
+		CHECK_INT(sv.s.survey_p2p, 7);
+		pp_ops_on_time(&j, 16);
+		slow_survey_sampled(j.s.an, w, j.t + 1000 * MS);
+		CHECK_INT(j.s.nv, 0);
+		CHECK_INT(sv.s.survey_p2p, 0);
+		CHECK(!sv.s.survey_open);
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -499,5 +617,7 @@ int main(void)
 	test_p2p_straggler_not();
 	test_p2p_straggler_attached();
 	test_p2p_straggler_attached_not();
+	test_survey_p2p_asked_again();
+	test_survey_p2p_burst();
 	return check_finish("test_an_chain");
 }

@@ -547,6 +547,46 @@ static void test_block_not(void)
 	CHECK_INT(slow_arrival_block(&c, 4.8 * MS, &lead), 0);
 }
 
+/*
+ * The stand-in's GPU acceptance, rank 1's compute 3x for 8 s (2 ranks, the
+ * CPUs ahead of their GPUs): the onset's sample saw rank 1's GPU last in
+ * 67 of 72 rounds, 95% of the wait, 2.53 ms ahead, against rounds 12.33 ms
+ * longer, which run from the calls and count the step's queued GPU work:
+ * under a quarter of that extra, nobody was named.  Weighed against the
+ * interval between rounds as a survey does (4.5 ms): rank 1.
+ */
+static void test_runahead_lead(void)
+{
+	const uint32_t last[4] = { 5, 67, 0, 0 };
+	const double gap[4] = { 8.92, 67 * 2.53, 0, 0 };
+	struct an_comm c;
+	struct an_slow s;
+	double share, lead;
+	int32_t rank;
+
+	arrivals(&c, &s, 72, last, gap);
+	c.nranks = 2;
+	CHECK_INT(slow_arrival_explains(&c, 12.33 * MS, &share, &lead, NULL), -1);
+	rank = slow_arrival_culprit(&c, &share, &lead, NULL);
+	CHECK_INT(rank, 1);
+	CHECK(share > 0.94 && share < 0.96);
+	CHECK(slow_survey_names(&c, rank, lead, 4.5 * MS));
+	/* a lead under a quarter of the interval */
+	CHECK(!slow_survey_names(&c, rank, lead, 12 * MS));
+	/* no interval known */
+	CHECK(!slow_survey_names(&c, rank, lead, NAN));
+	/* too few rounds for 2 ranks (chance makes one last in 3/4 of 45) */
+	s.arr_rounds = 45;
+	CHECK(!slow_survey_names(&c, rank, lead, 4.5 * MS));
+	/* last in 50 of 72: under 3/4 */
+	s.arr_rounds = 72;
+	s.arr_last[1] = 50;
+	CHECK(!slow_survey_names(&c, rank, lead, 4.5 * MS));
+	/* under 1 ms ahead */
+	s.arr_last[1] = 67;
+	CHECK(!slow_survey_names(&c, rank, 0.9 * MS, 2 * MS));
+}
+
 int main(void)
 {
 	test_back_to_back_ops();
@@ -558,6 +598,7 @@ int main(void)
 	test_arrivals_explain();
 	test_survey_slow_link();
 	test_one_descheduled_round();
+	test_runahead_lead();
 	test_link_and_lead_same_rank();
 	test_block_of_node();
 	test_block_not();
