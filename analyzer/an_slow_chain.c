@@ -99,14 +99,7 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
 			if (!note_since(an, a, host, since) || a->last < 0 || a->last >= h->nranks)
 				continue;
 			(*rounds)++;
-			last[a->last]++;
-			gap[a->last] += a->gap;
-			if (a->gap > gmax[a->last])
-				gmax[a->last] = a->gap;
-			if (a->holder) {
-				heldn[a->last]++;
-				holder[a->last] = a->holder;
-			}
+			slow_tally_last(last, gap, gmax, heldn, holder, a->last, a->gap, a->holder);
 		}
 		best = slow_arrival_pick(h->nranks, *rounds, last, gap, gmax, heldn, holder,
 					 share, gap_ns, held);

@@ -441,6 +441,12 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap_ns,
 			     uint64_t *held);
 /*
+ * One more round whose last arriver was rank K, the others waiting G ns for
+ * it, its GPU straight from comm HELD's op (0: not): the tallies below
+ */
+void slow_tally_last(uint32_t *last, double *gap, double *gmax, uint32_t *heldn,
+		     uint64_t *holder, int32_t k, double g, uint64_t held);
+/*
  * The same over NRANKS ranks' tallies of ROUNDS rounds: LAST[k] rounds
  * last, GAP[k] the others' wait summed, GMAX[k] its largest (NULL: not
  * known), HELDN[k] of them straight from comm HOLDER[k]'s op

@@ -155,13 +155,21 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;
-	s->arr_last[last]++;
-	s->arr_gap[last] += gap;
-	if (gap > s->arr_gmax[last])
-		s->arr_gmax[last] = gap;
-	if ((held = slow_late_from(rd, last, gap))) {
-		s->arr_held[last]++;
-		s->arr_holder[last] = held;
+	held = slow_late_from(rd, last, gap);
+	slow_tally_last(s->arr_last, s->arr_gap, s->arr_gmax, s->arr_held, s->arr_holder, last,
+			gap, held);
+}
+
+void slow_tally_last(uint32_t *last, double *gap, double *gmax, uint32_t *heldn,
+		     uint64_t *holder, int32_t k, double g, uint64_t held)
+{
+	last[k]++;
+	gap[k] += g;
+	if (g > gmax[k])
+		gmax[k] = g;
+	if (held) {
+		heldn[k]++;
+		holder[k] = held;
 	}
 }
 
@@ -710,7 +718,7 @@ static uint64_t holder_of(const struct an_comm *c, const struct slow_round *rd, 
 }
 
 /*
- * RANK's ops in comm HELD, which held it, took GAP / 2 longer than those of
+ * RANK's ops in comm H, which held it, took GAP / 2 longer than those of
  * the comms that held the others (per op signature, its latest round's
  * time after its last arrival against theirs (median), summed): it reached
  * C's op late because its ops there took longer, where nobody waited (a
@@ -722,10 +730,9 @@ static uint64_t holder_of(const struct an_comm *c, const struct slow_round *rd, 
  * before the TP comm's comparable-group sample found its slow link (S2).
  */
 static bool held_ops_longer(struct an *an, const struct an_comm *c,
-			    const struct slow_round *rd, int32_t rank, uint64_t held,
-			    double gap)
+			    const struct slow_round *rd, int32_t rank,
+			    const struct an_comm *h, double gap)
 {
-	const struct an_comm *h = an_comm_get(an, held, 0, false);
 	double *v, excess = 0;
 	uint32_t i, j;
 	bool any = false;
@@ -741,7 +748,7 @@ static bool held_ops_longer(struct an *an, const struct an_comm *c,
 
 		for (k = 0; k < c->nranks; k++) {
 			uint64_t o = k == rank ? 0 : holder_of(c, rd, k);
-			const struct an_comm *oh = o && o != held && o != c->hash ?
+			const struct an_comm *oh = o && o != h->hash && o != c->hash ?
 						   an_comm_get(an, o, 0, false) : NULL;
 
 			for (j = 0; oh && oh->slow && j < oh->slow->nlast_tmin; j++)
@@ -785,7 +792,7 @@ static uint64_t peer_held_by(struct an *an, const struct an_comm *c,
 	/* no round of it known (p2p ops): held, as far as is known */
 	return hk < 0 || isnan(h->slow->wait[hk]) || h->slow->wait[hk] >= gap / 2 ||
 	       h->slow->grp_mine - h->slow->grp_med >= gap / 2 ||
-	       held_ops_longer(an, c, rd, rank, held, gap) ? held : 0;
+	       held_ops_longer(an, c, rd, rank, h, gap) ? held : 0;
 }
 
 
