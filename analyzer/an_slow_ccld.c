@@ -584,6 +584,11 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
 	border = s1 && tierc && res->p < P_S1_SAMPLE;
+	if (an->debug && (ev & SL_EV_ONSET))
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": CCL-D onset, P %.2f,"
+			" located rank %d last in %.0f%% of the slow rounds' wait%s\n", c->hash,
+			rd->seq, res->p, res->s1_rank, 100 * res->s1_share,
+			runahead ? " (the CPUs run ahead)" : "");
 	/* an incident of the other detectors is open here: it speaks */
 	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active || (s->active && s->chain_of)))
 		s->ccld_quiet = true;
@@ -615,6 +620,37 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
 				": its comparable comms are as slow (the host, not a"
 				" rank): onset held\n", c->hash, rd->seq);
+		return;
+	}
+	/*
+	 * Where the starts are known, CCL-D's locator names the rank that
+	 * arrived last in one round, the slow round of largest spread.  A
+	 * straggler is last in the rounds that waited most; a busy host
+	 * deschedules one process, then another, and the slow rounds wait for
+	 * different ranks.  An S1 onset whose located rank was last in under
+	 * S1_SHARE of the slow rounds' wait is held, said once it is (while
+	 * the incident lasts), forgotten if it recovers first.
+	 */
+	if (s->ccld_split) {
+		if (ev & SL_EV_RECOVERY) {
+			s->ccld_split = false;
+			return;
+		}
+		if (!(res->s1_share >= S1_SHARE))
+			return;
+		s->ccld_split = false;
+		ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d now"
+				" last in %.0f%% of the slow rounds' wait: its onset is said\n",
+				c->hash, rd->seq, res->s1_rank, 100 * res->s1_share);
+	} else if ((ev & SL_EV_ONSET) && s1 && !runahead && res->s1_share < S1_SHARE) {
+		s->ccld_split = true;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d last"
+				" in %.0f%% of the slow rounds' wait only (others were late in"
+				" the rest): onset held\n", c->hash, rd->seq, res->s1_rank,
+				100 * res->s1_share);
 		return;
 	}
 	if (s->ccld_unsaid) {

@@ -217,6 +217,7 @@ struct an_slow {
 	bool ccld_unsaid;	/* a CCL-D onset waited for arrivals and got none */
 	bool ccld_quiet;	/* a CCL-D incident while another detector's was open */
 	bool ccld_hostwide;	/* a CCL-D onset held: its comparable comms as slow */
+	bool ccld_split;	/* ... its located rank last in few slow rounds */
 	bool blind;		/* its S1 verdict: starts unknown, no step records */
 	int32_t arr_rank;	/* the culprit of the sample, -1 none ... */
 	enum an_class arr_cls;	/* ... and its class (S1: arrives last, S2: slow link) */
@@ -273,6 +274,8 @@ struct an_slow {
  * the rank two places after it)
  */
 #define P_S1_SAMPLE	0.8
+/* an S1 onset's located rank, last in this share of its slow rounds' wait */
+#define S1_SHARE	0.75
 #define SAMPLE_NS	500000000ull	/* step hooks on at least this long */
 #define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
 #define SAMPLE_STEPS	8		/* send steps timed per rank */

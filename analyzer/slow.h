@@ -107,6 +107,8 @@ struct sl_result {
 	int32_t s1_rank;
 	double s1_dur_ns;
 	double s1_z;		/* z-score of its duration within that round */
+	/* its share of the slow rounds' Tmax - Tmin, summed over those it was last in */
+	double s1_share;
 	/* S2 candidate: lowest mean rate over the incident's slow rounds */
 	int32_t s2_rank;	/* -1: no rate known */
 	double s2_rate;		/* its mean rate, bytes/s */

@@ -77,6 +77,7 @@ struct sl_det {
 	double best_spread;
 	struct sl_result res, out;	/* working copy, what sl_det_result shows */
 	double *rsum;		/* [n] rates summed over the slow rounds */
+	double *lspread;	/* [n] Tmax - Tmin of the slow rounds it arrived last in */
 	uint32_t *rcnt;		/* [n] */
 	double *rmean;		/* [n] of the active/last incident */
 	double *scratch;	/* [n] for the median */
@@ -103,7 +104,7 @@ static void reset_result(struct sl_result *r)
 	r->tmax_ns = r->tmin_ns = r->r = r->p = NAN;
 	r->iter = -1;
 	r->culprit = r->s1_rank = r->s2_rank = -1;
-	r->s1_dur_ns = r->s1_z = r->s2_rate = r->rate_median = r->s2_z = NAN;
+	r->s1_dur_ns = r->s1_z = r->s1_share = r->s2_rate = r->rate_median = r->s2_z = NAN;
 	r->onset_iter = r->recover_iter = -1;
 }
 
@@ -127,11 +128,12 @@ struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks)
 	}
 	d->n = nranks;
 	d->rsum = calloc(nranks, sizeof(*d->rsum));
+	d->lspread = calloc(nranks, sizeof(*d->lspread));
 	d->rcnt = calloc(nranks, sizeof(*d->rcnt));
 	d->rmean = calloc(nranks, sizeof(*d->rmean));
 	d->scratch = calloc(nranks, sizeof(*d->scratch));
 	d->br = calloc(c->base_rounds, sizeof(*d->br));
-	if (!d->rsum || !d->rcnt || !d->rmean || !d->scratch || !d->br) {
+	if (!d->rsum || !d->lspread || !d->rcnt || !d->rmean || !d->scratch || !d->br) {
 		sl_det_free(d);
 		return NULL;
 	}
@@ -155,6 +157,7 @@ void sl_det_free(struct sl_det *d)
 	if (!d)
 		return;
 	free(d->rsum);
+	free(d->lspread);
 	free(d->rcnt);
 	free(d->rmean);
 	free(d->scratch);
@@ -497,6 +500,8 @@ static bool locate(struct sl_det *d, bool with_median)
 	else
 		r->cls = SL_S3;
 	r->culprit = r->cls == SL_S2 ? r->s2_rank : r->s1_rank;
+	r->s1_share = r->s1_rank >= 0 && r->spread_ns > 0 ?
+		      d->lspread[r->s1_rank] / r->spread_ns : NAN;
 	return r->cls != old_cls || r->culprit != old_cul || r->s1_rank != old_s1 ||
 	       r->s2_rank != old_s2;
 }
@@ -608,6 +613,7 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 			d->cand_unjudged = 0;
 			d->best_spread = -1;
 			memset(d->rsum, 0, d->n * sizeof(*d->rsum));
+			memset(d->lspread, 0, d->n * sizeof(*d->lspread));
 			memset(d->rcnt, 0, d->n * sizeof(*d->rcnt));
 		}
 		r->slow_iters++;
@@ -618,6 +624,8 @@ static int slow_round(struct sl_det *d, const struct sl_round *rd, const struct 
 	/* what the slow round cost: how much longer than the baseline */
 	r->lost_ns += s->tmax - s->tbase;
 	r->spread_ns += s->tmax - s->tmin;
+	if (s->imin >= 0 && (uint32_t)s->imin < d->n)
+		d->lspread[s->imin] += s->tmax - s->tmin;
 	if (rd->rate) {
 		for (i = 0; i < d->n; i++) {
 			if (isfinite(rd->rate[i])) {

@@ -818,6 +818,62 @@ out:
 }
 
 /*
+ * A busy host that slows two comms only (test_slow_noise's healthy job, a
+ * run here: a hog burst slowed pipeline stage 0's TP comms {2,3} and
+ * {0,1} for 1.02 s; {2,3} was named S1 rank 3, P 0.83, by one round; at
+ * its onset the other TP comms' last 3 rounds were 0.85, 0.67 and 17.61x
+ * their baselines: not the whole host).  In each of the last two comms
+ * one rank in turn arrives 5-10 ms late: no rank is the one the slow
+ * rounds wait for, no verdict.  A rank late in every round (LATE) is.
+ */
+static void split_iteration(struct sim *s, uint64_t *rng, uint64_t it, bool noise, bool late)
+{
+	uint64_t at[2];
+	int i, r;
+
+	for (i = 0; i < 4; i++) {
+		for (r = 0; r < 2; r++)
+			at[r] = (uint64_t)(u01(rng) * 0.3 * MS);
+		if (i >= 2 && late)
+			at[1] += (uint64_t)((5 + 5 * u01(rng)) * MS);
+		else if (i >= 2 && noise)
+			at[(it + (uint64_t)i) % 2] += (uint64_t)((5 + 5 * u01(rng)) * MS);
+		round_comm(s, TP0 + (uint64_t)i, s->now[0] + MS, at, MS);
+	}
+	an_clock(s->an, s->host_id[0], s->now[0]);
+}
+
+static void test_split_noise(bool late)
+{
+	uint64_t rng = 13, it = 0;
+	struct sim s;
+	int i, g[2];
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	for (i = 0; i < 4; i++) {
+		g[0] = 2 * i;
+		g[1] = 2 * i + 1;
+		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
+	}
+	for (i = 0; i < 120; i++)
+		split_iteration(&s, &rng, it++, false, false);
+	CHECK_INT(s.nv, 0);
+	for (i = 0; i < 100; i++)
+		split_iteration(&s, &rng, it++, !late, late);
+	for (i = 0; i < 40; i++)
+		split_iteration(&s, &rng, it++, false, false);
+	if (!late) {
+		CHECK_INT(s.nv, 0);
+	} else {
+		CHECK_INT(new_verdicts(&s), 2);
+		for (i = 0; i < s.nv; i++)
+			if (s.v[i].kind == AN_V_NEW)
+				CHECK_STR(sim_culprits(&s.v[i]), "1");
+	}
+	sim_fini(&s);
+}
+
+/*
  * One iteration of TP 4 x DP 2 (8 processes): TP comms {0-3} and {4-7},
  * DP comms {k, k+4}; every rank calls its TP all-reduce and its DP one
  * 0.1 ms later (its CPU runs ahead), and its GPU does them in that order,
@@ -1596,6 +1652,8 @@ int main(void)
 	test_hostwide_noise(7, true);
 	test_hostwide_noise(30, false);
 	test_hostwide_not_cascades();
+	test_split_noise(false);
+	test_split_noise(true);
 	test_peer_under_others_hooks(1, false);
 	test_peer_under_others_hooks(2, false);
 	test_peer_under_others_hooks(2, true);
