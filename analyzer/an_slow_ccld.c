@@ -528,6 +528,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		an_val_i(v, "s1_rank", s1_rank);
 		an_val_f(v, "s1_dur_ms", res->s1_dur_ns / 1e6);
 		an_val_f(v, "s1_z", res->s1_z);
+		if (s1_rank == res->s1_rank && isfinite(res->s1_share))
+			an_val_f(v, "s1_share", res->s1_share);
 	}
 	if (s2_rank >= 0) {
 		an_val_i(v, "s2_rank", s2_rank);
