@@ -15,6 +15,8 @@ RING=4K
 BASE=(--ranks 8 --tp 2 --pp 2 --compute-ms 0 --timeout 60)
 
 # healthy: 600 steps (about 6 s traced)
+healthy() {
+begin_scenario healthy || return 0
 start_job "${BASE[@]}" --steps 600 --wait-start "$TMP/go"
 pids=$(rank_pids 8)
 start_tracer healthy -p "$pids" --json --stall 3 --ring-size $RING -o "$TMP/healthy.ccld"
@@ -43,8 +45,11 @@ grep -q '"type":"verdict"' "$TMP/healthy.replay" && fail "replay gives a verdict
 diff <(grep '"type":"summary"' "$TMP/healthy.jsonl" | sed 's/,"duration_s".*//') \
 	<(grep '"type":"summary"' "$TMP/healthy.replay" | sed 's/,"duration_s".*//') >/dev/null ||
 	fail "replay's summary differs"
+}
 
 # a hang under the same ring: rank 2 stops in CPU code at step 300
+hang() {
+begin_scenario hang || return 0
 rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 start_job "${BASE[@]}" --steps 100000 --hang 2:300 --wait-start "$TMP/go"
 pids=$(rank_pids 8)
@@ -74,4 +79,8 @@ for v in (r for r in recs if r["type"] == "verdict"):
     assert right or incomplete, f"a definite verdict on a wrong culprit: {v}"
 print(f"hang: {summ['dropped']} lost, {n} verdict(s), none wrong")
 PY
+}
+
+healthy
+hang
 echo "ok: overload counted and attributed, rare ring intact, no false verdict"
