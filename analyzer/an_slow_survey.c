@@ -138,7 +138,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	uint64_t held;
 	int32_t rank = slow_arrival_culprit(c, &share, &lead, &held);
 	int32_t link = s->arr_rounds >= s->survey_need ? slow_survey_link(c, iv, &lat, &lat_med) : -1;
-	bool named = s->arr_rounds >= s->survey_need && slow_survey_names(c, rank, lead, iv);
+	bool named = slow_survey_names(c, rank, lead, iv);
 	enum an_class cls = AN_S1;
 
 	if (an->debug)

@@ -544,23 +544,34 @@ static void pp_ops_on_time(struct job *j, int n)
 
 /*
  * Global 6 enters its pipeline send/recv 30 ms after global 2 in every
- * op: the survey's first sample asks again (late CPU entries in one window
- * are also load, or the attach's own work), the second names it S1
+ * op: the survey's first sample names no one and asks again about it (late
+ * CPU entries in one window are also load, or the attach's own work)
  */
+static struct an_comm *first_survey(struct job *j, struct survey *sv)
+{
+	struct an_comm *w;
+
+	job_init(j);
+	pp_ops_attached(j, 6, 30, true, -1);
+	w = survey_world(j, sv);
+	if (w) {
+		slow_survey_sampled(j->s.an, w, j->t);
+		CHECK_INT(j->s.nv, 0);
+		CHECK_INT(sv->s.survey_p2p, 7);
+		CHECK(!sv->s.survey_open);
+	}
+	return w;
+}
+
+/* ... the second sample, global 6 still as late, names it S1 */
 static void test_survey_p2p_asked_again(void)
 {
 	struct survey sv;
 	struct an_comm *w;
 	struct job j;
 
-	job_init(&j);
-	pp_ops_attached(&j, 6, 30, true, -1);
-	w = survey_world(&j, &sv);
+	w = first_survey(&j, &sv);
 	if (w) {
-		slow_survey_sampled(j.s.an, w, j.t);
-		CHECK_INT(j.s.nv, 0);
-		CHECK_INT(sv.s.survey_p2p, 7);
-		CHECK(!sv.s.survey_open);
 		sv.s.samp_t0 = j.t + 900 * MS;
 		slow_survey_sampled(j.s.an, w, j.t + 1000 * MS);
 		CHECK_INT(j.s.nv, 1);
@@ -587,12 +598,8 @@ static void test_survey_p2p_burst(void)
 	struct an_comm *w;
 	struct job j;
 
-	job_init(&j);
-	pp_ops_attached(&j, 6, 30, true, -1);
-	w = survey_world(&j, &sv);
+	w = first_survey(&j, &sv);
 	if (w) {
-		slow_survey_sampled(j.s.an, w, j.t);
-		CHECK_INT(sv.s.survey_p2p, 7);
 		pp_ops_on_time(&j, 16);
 		slow_survey_sampled(j.s.an, w, j.t + 1000 * MS);
 		CHECK_INT(j.s.nv, 0);

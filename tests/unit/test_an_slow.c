@@ -618,6 +618,19 @@ static const struct an_verdict *first_new(const struct sim *s)
 
 #define TP0 0x00000000000000b0ull
 
+/* one host of 8 processes with N 2-rank TP comms: global ranks 0-1, 2-3, ... */
+static void tp_pairs_init(struct sim *s, int n)
+{
+	int i, g[2];
+
+	sim_init_hosts(s, 30, 300, 1, 8);
+	for (i = 0; i < n; i++) {
+		g[0] = 2 * i;
+		g[1] = 2 * i + 1;
+		sim_comm(s, TP0 + (uint64_t)i, 2, g);
+	}
+}
+
 /*
  * One iteration of N 2-rank TP comms (global ranks 0-1, 2-3, ..., one op
  * signature): both ranks call together, every round of comm i takes
@@ -656,15 +669,10 @@ static void test_comparable_group_sample(int n, double ratio)
 	const struct an_verdict *v;
 	struct sim s;
 	char words[64];
-	int i, g[2];
+	int i;
 
 	busy[n - 1] = (uint64_t)(ratio * 5 * MS);
-	sim_init_hosts(&s, 30, 300, 1, 8);
-	for (i = 0; i < n; i++) {
-		g[0] = 2 * i;
-		g[1] = 2 * i + 1;
-		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
-	}
+	tp_pairs_init(&s, n);
 	for (i = 0; i < 80; i++)
 		tp_iteration(&s, n, op, busy, ratio > 2 ? 6 * MS : MS);
 	v = first_new(&s);
@@ -706,14 +714,9 @@ static void test_comparable_group_stall(void)
 	uint64_t op[4] = { 1, 1, 1, 1 };
 	const struct an_verdict *v;
 	struct sim s;
-	int i, g[2];
+	int i;
 
-	sim_init_hosts(&s, 30, 300, 1, 8);
-	for (i = 0; i < 4; i++) {
-		g[0] = 2 * i;
-		g[1] = 2 * i + 1;
-		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
-	}
+	tp_pairs_init(&s, 4);
 	for (i = 0; i < 12; i++)	/* 0.6 s: deviant in a scan or two */
 		tp_iteration(&s, 4, op, busy, 6 * MS);
 	CHECK_INT(s.nsuspect_on, 0);
@@ -782,14 +785,9 @@ static void test_hostwide_noise(uint64_t late_ms, bool after)
 	const struct an_verdict *v;
 	uint64_t rng = 11, it = 0;
 	struct sim s;
-	int i, g[2], during;
+	int i, during;
 
-	sim_init_hosts(&s, 30, 300, 1, 8);
-	for (i = 0; i < 4; i++) {
-		g[0] = 2 * i;
-		g[1] = 2 * i + 1;
-		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
-	}
+	tp_pairs_init(&s, 4);
 	for (i = 0; i < 120; i++)
 		hostwide_iteration(&s, &rng, it++, false, 0);
 	CHECK_INT(s.nv, 0);
@@ -847,14 +845,9 @@ static void test_split_noise(bool late)
 {
 	uint64_t rng = 13, it = 0;
 	struct sim s;
-	int i, g[2];
+	int i;
 
-	sim_init_hosts(&s, 30, 300, 1, 8);
-	for (i = 0; i < 4; i++) {
-		g[0] = 2 * i;
-		g[1] = 2 * i + 1;
-		sim_comm(&s, TP0 + (uint64_t)i, 2, g);
-	}
+	tp_pairs_init(&s, 4);
 	for (i = 0; i < 120; i++)
 		split_iteration(&s, &rng, it++, false, false);
 	CHECK_INT(s.nv, 0);
