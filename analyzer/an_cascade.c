@@ -183,7 +183,7 @@ static int evidence_rank(const struct an_status *st)
  * kernel, a send not transmitted may wait for that GPU.  Only "not
  * delivered" (data left and the network never completed it) cannot be.
  */
-static bool weak(const struct an_status *st)
+bool an_h3_weak(const struct an_status *st)
 {
 	return st->cls == AN_H3 && st->t4 != AN_T4_NONE && st->t4 != AN_T4_NOT_DELIVERED;
 }
@@ -248,7 +248,7 @@ static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t in = 0, m = 0;
 
-		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
+		if (nodes[i].edge >= 0 || nodes[i].closed || !an_h3_weak(st))
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -629,7 +629,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = 0;
 
-		if (nodes[i].edge >= 0 || nodes[i].closed || !weak(st))
+		if (nodes[i].edge >= 0 || nodes[i].closed || !an_h3_weak(st))
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;

@@ -329,6 +329,7 @@ static void evaluate(struct an *an)
 		n.lost = !c->declared && an_comm_lost(an, c, &lrank, &nlost) > 0;
 		if (n.lost && thr < an->cfg.hang_s)
 			thr = an->cfg.hang_s;
+		n.gpu_lost = !c->declared && !n.lost && an_gpu_holder_lost(an, c);
 		n.cand = st->strength != ST_NONE &&
 			 (n.quiet - c->held_quiet >= thr ||
 			  (double)st->max_call_age_ns / 1e9 >= an->cfg.hang_s);
@@ -348,6 +349,19 @@ static void evaluate(struct an *an)
 	if (!nn)
 		return;
 	cascade_link(an, nodes, nn);
+	/*
+	 * a root on a GPU not ready whose holder's entry may be a lost record
+	 * waits as a comm with lost records does (a cascade's GPU is placed)
+	 */
+	for (i = 0; i < nn; i++) {
+		struct node *n = &nodes[i];
+
+		if (n->edge >= 0 || !n->gpu_lost)
+			continue;
+		n->lost = true;
+		n->cand = n->cand && (n->quiet - n->c->held_quiet >= an->cfg.hang_s ||
+				      (double)n->c->st.max_call_age_ns / 1e9 >= an->cfg.hang_s);
+	}
 	/* roots first, then their cascades: a reader sees the cause first */
 	for (i = 0; i < 2 * nn; i++) {
 		struct node *n = &nodes[i % nn];

@@ -425,11 +425,24 @@ static inline void an_fresh(struct an_rank *r, uint64_t t_ns)
  */
 uint32_t an_comm_lost(const struct an *an, const struct an_comm *c, int32_t *rank,
 		      uint64_t *nlost);
+/*
+ * an_gpu_holder_lost: C is an H3 whose located GPU is not ready (held by
+ * an op launched before, in another comm) and that GPU's process lost
+ * records since: the first comm where the lost record may be its entry
+ * into that op, NULL if none
+ */
+const struct an_comm *an_gpu_holder_lost(const struct an *an, const struct an_comm *c);
 /* V waits no longer for it: says so in its text and evidence */
 void an_lost_note(const struct an *an, const struct an_comm *c, struct an_verdict *v);
 /* a slow round of C ending at T_NS on HOST's clock, near a loss: not judged */
 bool an_lost_round(const struct an *an, const struct an_comm *c, uint32_t host,
 		   uint64_t t_ns);
+
+/*
+ * an_cascade.c: an H3 located by a state that backpressure from elsewhere
+ * also produces (a GPU not ready, a send not transmitted)
+ */
+bool an_h3_weak(const struct an_status *st);
 
 /* an_core.c */
 struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,

@@ -8,7 +8,8 @@
  * a round that looks long: slow), or anything else.  A hang verdict on
  * such a comm waits (an_detect.c) until a record or a look at the rank's
  * memory made after the loss fills the gap, or hang_s passes; slow rounds
- * that end near a loss are not judged (an_slow.c).
+ * that end near a loss are not judged (an_slow.c).  So does a root that
+ * rests on a GPU not ready whose holder's entry may be the lost record.
  */
 #include <stdio.h>
 #include "an_int.h"
@@ -52,12 +53,91 @@ uint32_t an_comm_lost(const struct an *an, const struct an_comm *c, int32_t *ran
 	return n;
 }
 
+/*
+ * Entry of the latest op of RK whose completion by its GPU was seen (tier
+ * B), 0 none: the ops its process launched before it ran before it.
+ */
+static uint64_t last_done_entry(const struct an_rank *rk)
+{
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (rk->tierb && rk->completed >= 0) {
+		const struct an_sig *sg = &rk->hist[(uint64_t)rk->completed % AN_HIST];
+
+		if (sg->seq == rk->completed)
+			t = sg->t_enter;
+	}
+	for (i = 0; i < rk->np2p; i++)
+		for (d = 0; d < 2; d++) {
+			const struct an_p2p *q = &rk->p2p[i];
+			int64_t k = q->ndone[d] - 1;
+
+			if (k >= 0 && q->n[d] - k <= AN_P2P_HIST &&
+			    q->t_hist[d][(uint64_t)k % AN_P2P_HIST] > t)
+				t = q->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+		}
+	return t;
+}
+
+/*
+ * A GPU not ready is held by an op its process launched before this one
+ * (the stream's order), in another comm.  Where the process lost records
+ * after its GPU completed an op of C, and after its latest record of a
+ * comm D, the lost record may be its entry into the op of D that holds
+ * the GPU: C alone would then name the GPU as the cause.
+ */
+const struct an_comm *an_gpu_holder_lost(const struct an *an, const struct an_comm *c)
+{
+	const struct an_status *st = &c->st;
+	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank;
+	const struct an_rank *rk;
+	const struct an_proc *p;
+	struct hkey key;
+	size_t it;
+	void *v;
+	int32_t i;
+
+	if (!an_h3_weak(st) || r < 0 || r >= c->nranks)
+		return NULL;
+	rk = &c->r[r];
+	p = an_proc_of(an, rk);
+	if (!p || !p->lost_t || p->state != AN_PROC_RUNNING ||
+	    p->lost_t <= last_done_entry(rk))
+		return NULL;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *d = v;
+
+		if (d == c)
+			continue;
+		for (i = 0; i < d->nranks; i++)
+			if (d->r[i].proc == rk->proc && rank_lost(an, &d->r[i]))
+				return d;
+	}
+	return NULL;
+}
+
 void an_lost_note(const struct an *an, const struct an_comm *c, struct an_verdict *v)
 {
+	const struct an_comm *held;
 	uint64_t nlost;
 	int32_t rank;
 	uint32_t n = an_comm_lost(an, c, &rank, &nlost);
 
+	if (!n && (held = an_gpu_holder_lost(an, c))) {
+		int32_t r = c->st.t4_remote ? c->st.t4_peer : c->st.t4_rank;
+		uint64_t nl = an_proc_of(an, &c->r[r])->nlost;
+
+		an_text(v, "; evidence incomplete: the process of rank %d, whose GPU"
+			" this rests on, lost records since its latest record of comm"
+			" %016llx (%llu records lost by it), so its GPU may be held by an"
+			" op there whose entry was lost",
+			r, (unsigned long long)held->hash, (unsigned long long)nl);
+		an_val_s(v, "evidence", "incomplete");
+		an_val_i(v, "records_lost", (int64_t)nl);
+		return;
+	}
 	if (!n)
 		return;
 	an_text(v, "; evidence incomplete: %u rank(s) of"

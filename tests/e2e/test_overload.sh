@@ -53,7 +53,7 @@ begin_scenario hang || return 0
 rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 start_job "${BASE[@]}" --steps 100000 --hang 2:300 --wait-start "$TMP/go"
 pids=$(rank_pids 8)
-start_tracer hang -p "$pids" --json --stall 3 --ring-size $RING
+start_tracer hang -p "$pids" --json --stall 3 --ring-size $RING -o "$TMP/hang.ccld"
 touch "$TMP/go"
 wait_hung 30
 sleep 8

@@ -316,6 +316,80 @@ static void test_gpu_stream_order(void)
 }
 
 /*
+ * The overload test's failure (a 4 KiB ring, CI): X = {0,1} then Y = {1,2}
+ * in rank 1's stream.  Rank 0 stops in CPU code before X's round 3; rank 1
+ * entered it, but that record was lost, so X looks idle.  Y's data from
+ * rank 2 waits for rank 1's GPU, held in X: alone, Y reads as "rank 1's
+ * GPU is not ready", a definite root on the wrong rank.  Rank 1's process
+ * lost records after its GPU completed Y's round 2 and after its latest
+ * record of X: Y waits as a comm with lost records does, and at hang_s
+ * says its evidence is incomplete.  LOSS_EARLY: the loss came before Y's
+ * round 2 (then X's entry cannot be the lost record, and rank 1's GPU
+ * stalled in Y: the root, at the stall threshold).
+ */
+static void gpu_holder_lost(bool loss_early)
+{
+	static const int gx[2] = { 0, 1 }, gy[2] = { 1, 2 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op op;
+	int i, r;
+
+	sim_init(&s, 5, 30);
+	sim_comm(&s, 0x50ull, 2, gx);
+	sim_comm(&s, 0x60ull, 2, gy);
+	for (i = 0; i < 2; i++) {
+		sim_round(&s, 0x50ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x60ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_step(&s, 1000000);
+	op = sim_op(&s, sim_find(&s, 0x50ull), 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_find(&s, 0x50ull)->next[1]++;	/* rank 1 entered X: lost */
+	if (loss_early) {
+		an_records_lost(s.an, s.host_id[0], 101, 1, op.t_ns);
+		sim_step(&s, 1000000);
+		sim_round(&s, 0x60ull, CCLD_FN_ALLREDUCE, 1024, 7);
+	} else {
+		sim_step(&s, 1000000);
+		an_records_lost(s.an, s.host_id[0], 101, 1, s.now[0]);
+	}
+	sim_step(&s, 1000000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 7);
+	if (loss_early) {
+		v = sim_find_v(&s, 0x60ull, AN_V_NEW);
+		CHECK(v && v->role == AN_ROOT && v->cls == AN_H3 &&
+		      v->t4 == AN_T4_GPU_NOT_READY && !strcmp(sim_culprits(v), "0"));
+		CHECK(v && sim_val_s(v, "evidence") == NULL);
+		sim_fini(&s);
+		return;
+	}
+	CHECK_INT(s.nv, 0);
+	sim_tick(&s, 25);
+	v = sim_find_v(&s, 0x60ull, AN_V_NEW);
+	CHECK(v && v->cls == AN_H3 && v->t4 == AN_T4_GPU_NOT_READY);
+	CHECK(v && sim_val_s(v, "evidence") && !strcmp(sim_val_s(v, "evidence"), "incomplete"));
+	CHECK(v && strstr(v->text, "its GPU may be held by an op there") != NULL);
+	sim_fini(&s);
+}
+
+static void test_gpu_holder_lost(void)
+{
+	gpu_holder_lost(false);
+}
+
+static void test_gpu_holder_lost_early(void)
+{
+	gpu_holder_lost(true);
+}
+
+/*
  * The sender is done (its finished subs pruned: it is on a later op of the
  * comm) and the receiver never got the data: the receiver's network.
  */
@@ -639,6 +713,8 @@ int main(void)
 	test_two_hosts();
 	test_netstall_pairs();
 	test_gpu_stream_order();
+	test_gpu_holder_lost();
+	test_gpu_holder_lost_early();
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
