@@ -152,12 +152,45 @@ static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
 }
 
 /*
+ * Entry of RK's first p2p op its GPU has not completed, by tier B's
+ * completions; 0 none, or no completion of RK seen (then nothing bounds
+ * them: a p2p comm used once would hide its process's GPU for good)
+ */
+static uint64_t open_p2p_entry(const struct an_rank *rk)
+{
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	if (!rk->tierb)
+		return 0;
+	for (i = 0; i < rk->np2p; i++)
+		for (d = 0; d < 2; d++) {
+			const struct an_p2p *q = &rk->p2p[i];
+			int64_t k = q->ndone[d];
+			uint64_t te;
+
+			if (q->n[d] <= k)
+				continue;
+			if (q->n[d] - k > AN_P2P_HIST)
+				k = q->n[d] - AN_P2P_HIST;
+			te = q->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+			if (!te)
+				te = q->t_enter[d];
+			if (te && (!t || te < t))
+				t = te;
+		}
+	return t;
+}
+
+/*
  * What rank R of C has pending, for its process's GPU position: the
  * oldest proxy op with an unfinished sub (AN_HOLD_OPEN, *OP, *T when it was
  * first seen); ops entered that the GPU did not complete while no tier C/E
  * data says which (AN_HOLD_UNKNOWN: an intra-node comm has no proxy ops,
  * and tier B, one completion per step, bounds its GPU's position without
- * placing it; *T the first one's entry); else AN_HOLD_NONE.
+ * placing it; a p2p op whose proxy ops are not seen yet likewise; *T the
+ * first one's entry); else AN_HOLD_NONE.
  */
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t)
@@ -165,6 +198,7 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 	const struct an_rank *rk = &c->r[r];
 	const struct an_sig *sg;
 	int64_t first;
+	uint64_t tp;
 
 	*op = *t = 0;
 	if (!live(rk))
@@ -206,13 +240,20 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 		}
 		return AN_HOLD_OPEN;
 	}
-	if (rk->entered < 0 || (rk->tierb && rk->completed >= rk->entered))
-		return AN_HOLD_NONE;
+	tp = open_p2p_entry(rk);
+	if (rk->entered < 0 || (rk->tierb && rk->completed >= rk->entered)) {
+		if (!tp)
+			return AN_HOLD_NONE;
+		*t = tp;
+		return AN_HOLD_UNKNOWN;
+	}
 	first = rk->tierb ? rk->completed + 1 : rk->entered;
 	sg = &rk->hist[(uint64_t)first % AN_HIST];
 	if (sg->seq != first)
 		sg = &rk->hist[(uint64_t)rk->entered % AN_HIST];
 	*t = sg->t_enter ? sg->t_enter : 1;
+	if (tp && tp < *t)
+		*t = tp;
 	return AN_HOLD_UNKNOWN;
 }
 

@@ -390,6 +390,52 @@ static void test_gpu_holder_lost_early(void)
 }
 
 /*
+ * A pipeline hang's shape: P = {0,1} carries rank 1's receive from rank 0,
+ * launched before Y = {1,2}'s round.  Rank 0 stops in CPU code and never
+ * sends; rank 1's GPU waits in that receive, so Y's data from rank 2 sits
+ * unconsumed.  P's proxy ops are not seen (yet: the closer look at P may
+ * come later), and a p2p comm has no collective for tier B to bound: rank
+ * 1's GPU looked free of P, and Y read "rank 1's GPU is not ready" as a
+ * second, definite root.  Rank 1's receive in P is entered and not
+ * completed (tier B saw its earlier ones complete): its GPU is not placed,
+ * and Y is P's cascade.
+ */
+static void test_gpu_in_p2p_unseen(void)
+{
+	static const int gp[2] = { 0, 1 }, gy[2] = { 1, 2 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op ops[2];
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x70ull, 2, gp);
+	sim_comm(&s, 0x60ull, 2, gy);
+	for (i = 0; i < 3; i++) {
+		ops[0] = sim_p2p(&s, 0x70ull, 0, 1, 0, 1024, true);
+		ops[1] = sim_p2p(&s, 0x70ull, 1, 0, 1, 1024, true);
+		sim_complete(&s, &ops[0]);
+		sim_complete(&s, &ops[1]);
+		sim_round(&s, 0x60ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, 0x70ull, 1, 0, 1, 1024, true);
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 7);
+	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1 && !strcmp(sim_culprits(v), "0"));
+	v = sim_find_v(&s, 0x60ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x70ull);
+	sim_fini(&s);
+}
+
+/*
  * The sender is done (its finished subs pruned: it is on a later op of the
  * comm) and the receiver never got the data: the receiver's network.
  */
@@ -715,6 +761,7 @@ int main(void)
 	test_gpu_stream_order();
 	test_gpu_holder_lost();
 	test_gpu_holder_lost_early();
+	test_gpu_in_p2p_unseen();
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
