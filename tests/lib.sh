@@ -49,9 +49,19 @@ _diagnose() {
 	local cap comms
 	echo "--- diagnosis${SCENARIO:+ of scenario $SCENARIO}; files kept in $TMP"
 	[ -n "${SCENARIO:-}" ] || return 0
-	grep -hE '"type": ?"(verdict|recovery)"' "$TMP/$SCENARIO".jsonl 2>/dev/null | tail -n 8 |
-		cut -c1-400 | sed 's/^/verdict: /'
-	comms=$(cat "$TMP/expected-comms" 2>/dev/null)
+	python3 "$TOP/tests/e2e/verdict_lines.py" "$TMP/$SCENARIO".jsonl 2>/dev/null |
+		tail -n 12 | sed 's/^/verdict: /'
+	# the comms the check expected, and every root's
+	comms=$( (cat "$TMP/expected-comms" 2>/dev/null
+		  python3 "$TOP/tests/e2e/verdict_lines.py" --root-comms \
+			"$TMP/$SCENARIO".jsonl 2>/dev/null) | sort -u)
+	# a fleet analyzer's own debug lines (no capture to replay): the
+	# evaluation that first made one of those comms a root
+	if [ -s "$TMP/$SCENARIO.adebug" ] && [ -n "$comms" ]; then
+		echo "the analyzer's picture (live) when one of" $comms "first stood as a root:"
+		python3 "$TOP/tests/e2e/verdict_lines.py" --debug-at "${STALL:-3}" \
+			"$TMP/$SCENARIO.adebug" $comms
+	fi
 	for cap in "$TMP/$SCENARIO"*.ccld; do
 		[ -s "$cap" ] || continue
 		echo "capture: $cap"

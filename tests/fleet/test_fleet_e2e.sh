@@ -72,8 +72,13 @@ start_fleet() {
 start_analyzer() {
 	local name=$1
 	shift
-	"$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS "$@" \
-		--name an1 --metrics "127.0.0.1:$MPORT_AN" >>"$TMP/$name.jsonl" 2>>"$TMP/$name.aerr" &
+	# its debug lines (CCLD_AN_DEBUG) apart: a failure's diagnosis prints
+	# those on the comms it is about (tests/lib.sh), as a capture's replay
+	# gives them elsewhere
+	CCLD_AN_DEBUG=1 "$ANALYZER" --redis "$URL" --json --stall "$STALL" --shards $SHARDS "$@" \
+		--name an1 --metrics "127.0.0.1:$MPORT_AN" >>"$TMP/$name.jsonl" \
+		2> >(awk -v dbg="$TMP/$name.adebug" -v err="$TMP/$name.aerr" \
+			'/^an: / { print >>dbg; next } { print >>err; fflush(err) }') &
 	AN=$!
 	at_exit "kill -9 $AN"
 }
