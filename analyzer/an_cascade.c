@@ -544,6 +544,32 @@ static void spmd_roots(struct node *nodes, int nn)
 	}
 }
 
+/*
+ * C is a GPU not ready (a weak H3) whose GPU no proxy data places, and its
+ * process has an op of D pending whose place no proxy data says either (an
+ * intra-node comm): that GPU may be held in D.
+ */
+static bool gpu_maybe_in(const struct an *an, const struct an_comm *c,
+			 const struct an_comm *d)
+{
+	const struct an_status *st = &c->st;
+	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank, k;
+	const struct an_proc *p;
+
+	if (!an_h3_weak(st) || r < 0 || r >= c->nranks)
+		return false;
+	p = an_proc_of(an, &c->r[r]);
+	if (!p || p->gpu_known)
+		return false;
+	for (k = 0; k < d->nranks; k++) {
+		uint64_t op, t;
+
+		if (d->r[k].proc == c->r[r].proc)
+			return an_rank_pending(d, k, &op, &t) == AN_HOLD_UNKNOWN;
+	}
+	return false;
+}
+
 static void link_nodes(struct an *an, struct node *nodes, int nn)
 {
 	uint64_t located_mask = 0;
@@ -600,7 +626,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 	 * whose waiting ranks also waits in a comm with a located cause: that
 	 * comm explains it (e.g. a rank skipped a TP all-reduce; its partner's
 	 * GPU stream is stuck there, so the world all-reduce queued behind it
-	 * never runs).
+	 * never runs).  Not a GPU not ready whose GPU may be held in this
+	 * comm: that comm is explained by this one, not the other way.
 	 */
 	for (i = 0; i < nn; i++) {
 		const struct an_status *st = &nodes[i].c->st;
@@ -616,6 +643,9 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 				m |= an->procs[p - 1].wmask;
 		}
 		m &= located_mask & ~(1ull << i);
+		for (j = 0; j < nn; j++)
+			if ((m >> j & 1) && gpu_maybe_in(an, nodes[j].c, c))
+				m &= ~(1ull << j);
 		if (m)
 			nodes[i].edge = pick(nodes, m);
 	}

@@ -709,8 +709,7 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			if (an->debug)
 				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
 					": onset waits for a sample (%s)\n", c->hash, rd->seq,
-					c->sampling ? "sampling" :
-					rd->t_end < s->samp_next ? "cooldown" : "hooks busy");
+					slow_sample_refusal(an, c, rd->t_end));
 		}
 	} else if (ev & (SL_EV_ONSET | SL_EV_UPDATE | SL_EV_RECOVERY)) {
 		s->blind = runahead && (ev & SL_EV_ONSET);

@@ -374,6 +374,7 @@ double slow_link_excess(const struct an_comm *c, int32_t rank, double lat, doubl
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med);
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);
+const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now);
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       int64_t iter, int ev);
 /* an incident of C whose sample named nobody ended: its cooldown ends too */

@@ -355,32 +355,48 @@ void slow_unnamed_ended(struct an_comm *c, uint64_t now)
 }
 
 /*
- * A step sample of C is possible now: it has tier C, no sample of it is
- * cooling down or waits for a neighbour, it has SAMPLE_MAX_LOCAL processes
- * on a host at most, and no host would have more than SAMPLE_MAX_HOOKED
- * processes hooked (several samples run at once within that).
+ * Why a step sample of C is not possible now, NULL when it is: it needs
+ * tier C, no sample of it running, cooling down or waiting for a
+ * neighbour, SAMPLE_MAX_LOCAL processes on a host at most, and no host
+ * with more than SAMPLE_MAX_HOOKED processes hooked (several samples run
+ * at once within that).
  */
-bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
+const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now)
 {
-	bool tierc = false, ok = true;
+	const char *why = NULL;
+	bool tierc = false;
 	uint32_t *local;
 	int32_t k;
 
-	if (c->sampling || now < c->slow->samp_next || slow_sample_waits(an, c, now))
-		return false;
+	if (c->sampling)
+		return "sampling";
+	if (now < c->slow->samp_next)
+		return "cooldown";
+	if (slow_sample_waits(an, c, now))
+		return "a neighbour's sample first";
 	for (k = 0; k < c->nranks; k++)
 		tierc |= c->r[k].tierc;
-	if (!tierc || !small_on_hosts(an, c) || !(local = hooked_per_host(an, c)))
-		return false;
+	if (!tierc)
+		return "no proxy data";
+	if (!small_on_hosts(an, c))
+		return "too many of its processes on a host to hook";
+	if (!(local = hooked_per_host(an, c)))
+		return "out of memory";
 	/* only the hosts where C adds a process to those hooked already */
-	for (k = 0; k < c->nranks && ok; k++) {
+	for (k = 0; k < c->nranks && !why; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
-		if (p && p->host < an->nhosts && !p->hooked)
-			ok = local[p->host] <= SAMPLE_MAX_HOOKED;
+		if (p && p->host < an->nhosts && !p->hooked &&
+		    local[p->host] > SAMPLE_MAX_HOOKED)
+			why = "hooks busy";
 	}
 	free(local);
-	return ok;
+	return why;
+}
+
+bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	return !slow_sample_refusal(an, c, now);
 }
 
 /* the round the sample's verdict will be about */

@@ -436,6 +436,54 @@ static void test_gpu_in_p2p_unseen(void)
 }
 
 /*
+ * Random job 299: rank 3's GPU stops.  A = {0..3} is intra-node (no proxy
+ * data), so A's stall lists ranks 0-3.  Each rank k of A then launched
+ * its DP op D(k) = {k,k+4}: its peer's data came and its GPU, held in A
+ * (or stopped), does not consume it: four alike "GPU not ready" H3s, one
+ * per rank of A.  A's waiters wait in those located DP comms, each DP
+ * comm's culprit is one of A's: a cycle, whose cut took a DP comm's
+ * located flow over A's listing and named rank 2 as a definite root.  A
+ * GPU not ready whose GPU may be held in A (an op entered before, that no
+ * proxy data places) is no cause of its own in the cut: A is the root
+ * (all four listed: nothing tells them apart), the DP comms its cascades.
+ */
+static void test_gpu_not_ready_behind_intranode(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op ops[4];
+	int k, r;
+
+	job(&s);
+	iteration(&s);
+	iteration(&s);
+	for (r = 0; r < 4; r++)
+		sim_call(&s, A, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		ops[r] = sim_call(&s, B, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		sim_complete(&s, &ops[r]);
+	sim_step(&s, 200000);
+	for (k = 0; k < 4; k++) {
+		for (r = 0; r < 2; r++)
+			sim_call(&s, D(k), r, CCLD_FN_ALLREDUCE, 1 << 22, 7);
+		/* rank k+4's data came to rank k, whose GPU does not take it */
+		flow_op(&s, D(k), 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+		flow_op(&s, D(k), 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+		flow_op(&s, D(k), 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+		flow_op(&s, D(k), 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	}
+	sim_tick(&s, 7);
+	v = sim_find_v(&s, A, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	for (k = 0; k < 4; k++) {
+		v = sim_find_v(&s, D(k), AN_V_NEW);
+		CHECK(v && v->role == AN_CASCADE);
+	}
+	sim_fini(&s);
+}
+
+/*
  * The sender is done (its finished subs pruned: it is on a later op of the
  * comm) and the receiver never got the data: the receiver's network.
  */
@@ -762,6 +810,7 @@ int main(void)
 	test_gpu_holder_lost();
 	test_gpu_holder_lost_early();
 	test_gpu_in_p2p_unseen();
+	test_gpu_not_ready_behind_intranode();
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
