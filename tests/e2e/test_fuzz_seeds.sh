@@ -51,6 +51,12 @@
 #       comparable-group sample named its link, in some runs (fix: a rank
 #       whose holding comm's ops took the gap's half longer than the
 #       others' holders' is a cascade, an_slow_nohist.c held_ops_longer)
+#   299 pytorch, 8 ranks, TP 4 on hosts of 4, DP 2: rank 3's GPU stops;
+#       the intra-node TP comm lists ranks 0-3, each of their DP comms
+#       reads "GPU not ready" for its TP rank, and a cycle through one of
+#       them named rank 2 as a definite root (fix: a comm with no located
+#       cause is not the cascade of a GPU not ready that may be held in
+#       it, an_cascade.c): undetermined (ranks 0-3) is all it can say
 # CCLD_TEST_NAME: the scenarios are this test's (tests/quarantine.txt
 # names them test_fuzz_seeds:seed-N), not fuzz.sh's
-CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24 12 8 234 16
+CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24 12 8 234 16 299:undetermined
