@@ -188,6 +188,11 @@ bool an_h3_weak(const struct an_status *st)
 	return st->cls == AN_H3 && st->t4 != AN_T4_NONE && st->t4 != AN_T4_NOT_DELIVERED;
 }
 
+int32_t an_h3_focus(const struct an_status *st)
+{
+	return st->t4_remote ? st->t4_peer : st->t4_rank;
+}
+
 /*
  * A cycle's cut: a definite cause (H2, H1, data that left and never
  * arrived), then a receive starving from a sender that shows no side of
@@ -392,7 +397,7 @@ out:
 static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 			   const struct an_status *st)
 {
-	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank;
+	int32_t r = an_h3_focus(st);
 	const struct an_proc *p;
 
 	if (st->t4 == AN_T4_NONE || r < 0 || r >= c->nranks)
@@ -553,7 +558,7 @@ static bool gpu_maybe_in(const struct an *an, const struct an_comm *c,
 			 const struct an_comm *d)
 {
 	const struct an_status *st = &c->st;
-	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank, k;
+	int32_t r = an_h3_focus(st), k;
 	const struct an_proc *p;
 
 	if (!an_h3_weak(st) || r < 0 || r >= c->nranks)

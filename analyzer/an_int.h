@@ -443,6 +443,8 @@ bool an_lost_round(const struct an *an, const struct an_comm *c, uint32_t host,
  * also produces (a GPU not ready, a send not transmitted)
  */
 bool an_h3_weak(const struct an_status *st);
+/* the rank whose GPU or network a located H3 flow rests on: its rank, or its peer's where remote */
+int32_t an_h3_focus(const struct an_status *st);
 
 /* an_core.c */
 struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,

@@ -77,6 +77,35 @@ static uint64_t sub_entry(const struct an_rank *rk, const struct an_progress *p)
 }
 
 /*
+ * Entry of RK's first p2p op its GPU has not completed (tier B's
+ * completions; the oldest kept if older), 0 none
+ */
+static uint64_t first_open_p2p(const struct an_rank *rk)
+{
+	uint64_t t = 0;
+	uint32_t i;
+	int d;
+
+	for (i = 0; i < rk->np2p; i++)
+		for (d = 0; d < 2; d++) {
+			const struct an_p2p *q = &rk->p2p[i];
+			int64_t k = q->ndone[d];
+			uint64_t te;
+
+			if (q->n[d] <= k)
+				continue;
+			if (q->n[d] - k > AN_P2P_HIST)
+				k = q->n[d] - AN_P2P_HIST;
+			te = q->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+			if (!te)
+				te = q->t_enter[d];
+			if (te && (!t || te < t))
+				t = te;
+		}
+	return t;
+}
+
+/*
  * Entry of the rank's first call its GPU has not completed, 0 none.  With
  * tier C, the call behind its oldest open proxy op: tier B completes a
  * whole step at once (a CPU that syncs every other step leaves two steps
@@ -87,9 +116,8 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
 {
 	int64_t first = rk->completed + 1;
 	const struct an_sig *sg = &rk->hist[(uint64_t)first % AN_HIST];
-	uint64_t t = 0;
+	uint64_t t = 0, tp;
 	uint32_t i;
-	int d;
 
 	if (rk->tierc) {
 		for (i = 0; i < rk->nsubs; i++) {
@@ -106,24 +134,8 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
 	}
 	if (first <= rk->entered && sg->seq == first)
 		t = sg->t_enter;
-	for (i = 0; i < rk->np2p; i++)
-		for (d = 0; d < 2; d++) {
-			const struct an_p2p *p = &rk->p2p[i];
-			int64_t k = p->ndone[d];
-			uint64_t te;
-
-			if (p->n[d] <= k)
-				continue;
-			/* the first not completed; the oldest kept if older */
-			if (p->n[d] - k > AN_P2P_HIST)
-				k = p->n[d] - AN_P2P_HIST;
-			te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
-			if (!te)
-				te = p->t_enter[d];
-			if (!t || te < t)
-				t = te;
-		}
-	return t;
+	tp = first_open_p2p(rk);
+	return tp && (!t || tp < t) ? tp : t;
 }
 
 /*
@@ -149,38 +161,6 @@ static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
 		starving |= p->dir == AN_RECV && p->posted > p->received;
 	}
 	return starving;
-}
-
-/*
- * Entry of RK's first p2p op its GPU has not completed, by tier B's
- * completions; 0 none, or no completion of RK seen (then nothing bounds
- * them: a p2p comm used once would hide its process's GPU for good)
- */
-static uint64_t open_p2p_entry(const struct an_rank *rk)
-{
-	uint64_t t = 0;
-	uint32_t i;
-	int d;
-
-	if (!rk->tierb)
-		return 0;
-	for (i = 0; i < rk->np2p; i++)
-		for (d = 0; d < 2; d++) {
-			const struct an_p2p *q = &rk->p2p[i];
-			int64_t k = q->ndone[d];
-			uint64_t te;
-
-			if (q->n[d] <= k)
-				continue;
-			if (q->n[d] - k > AN_P2P_HIST)
-				k = q->n[d] - AN_P2P_HIST;
-			te = q->t_hist[d][(uint64_t)k % AN_P2P_HIST];
-			if (!te)
-				te = q->t_enter[d];
-			if (te && (!t || te < t))
-				t = te;
-		}
-	return t;
 }
 
 /*
@@ -240,7 +220,12 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 		}
 		return AN_HOLD_OPEN;
 	}
-	tp = open_p2p_entry(rk);
+	/*
+	 * p2p ops entered and not completed, where tier B has seen this
+	 * rank's ops complete (without it nothing bounds them: a p2p comm
+	 * used once would hide its process's GPU for good)
+	 */
+	tp = rk->tierb ? first_open_p2p(rk) : 0;
 	if (rk->entered < 0 || (rk->tierb && rk->completed >= rk->entered)) {
 		if (!tp)
 			return AN_HOLD_NONE;

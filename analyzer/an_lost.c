@@ -91,7 +91,7 @@ static uint64_t last_done_entry(const struct an_rank *rk)
 const struct an_comm *an_gpu_holder_lost(const struct an *an, const struct an_comm *c)
 {
 	const struct an_status *st = &c->st;
-	int32_t r = st->t4_remote ? st->t4_peer : st->t4_rank;
+	int32_t r = an_h3_focus(st);
 	const struct an_rank *rk;
 	const struct an_proc *p;
 	struct hkey key;
@@ -126,7 +126,7 @@ void an_lost_note(const struct an *an, const struct an_comm *c, struct an_verdic
 	uint32_t n = an_comm_lost(an, c, &rank, &nlost);
 
 	if (!n && (held = an_gpu_holder_lost(an, c))) {
-		int32_t r = c->st.t4_remote ? c->st.t4_peer : c->st.t4_rank;
+		int32_t r = an_h3_focus(&c->st);
 		uint64_t nl = an_proc_of(an, &c->r[r])->nlost;
 
 		an_text(v, "; evidence incomplete: the process of rank %d, whose GPU"
