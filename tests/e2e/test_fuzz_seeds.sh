@@ -56,7 +56,9 @@
 #       reads "GPU not ready" for its TP rank, and a cycle through one of
 #       them named rank 2 as a definite root (fix: a comm with no located
 #       cause is not the cascade of a GPU not ready that may be held in
-#       it, an_cascade.c): undetermined (ranks 0-3) is all it can say
+#       it, an_cascade.c): undetermined (ranks 0-3) is all it can say;
+#       quarantined (tests/quarantine.txt): another path of the same job
+#       still names rank 1
 # CCLD_TEST_NAME: the scenarios are this test's (tests/quarantine.txt
 # names them test_fuzz_seeds:seed-N), not fuzz.sh's
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24 12 8 234 16 299:undetermined
