@@ -5,8 +5,13 @@ SIMJOB=$BIN/ccld-simjob
 # $TMP/log; sets JOB (launcher pid).  Rank pids land in $TMP/pids.
 start_job() {
 	mkdir -p "$TMP/log"
-	CCLD_SIM_CALLLOG=$TMP/log "$SIMJOB" --pidfile "$TMP/pids" "$@" \
-		>"$TMP/job.out" 2>"$TMP/job.err" &
+	# NEXT_PID: the pid the launcher's first fork should get; set in the
+	# launcher's own process just before its exec, so that only what the host
+	# forks in those few milliseconds can take it first
+	(
+		[ -z "${NEXT_PID:-}" ] || echo $((NEXT_PID - 1)) >/proc/sys/kernel/ns_last_pid
+		CCLD_SIM_CALLLOG=$TMP/log exec "$SIMJOB" --pidfile "$TMP/pids" "$@"
+	) >"$TMP/job.out" 2>"$TMP/job.err" &
 	JOB=$!
 	at_exit "stop_job $JOB"
 }
