@@ -289,6 +289,13 @@ static int quiet_comms(struct an *an, struct an_comm **cs)
 	return (int)nq_all;
 }
 
+/* node N is past threshold THR: quiet that long, or a call older than hang_s */
+static bool past(const struct an *an, const struct node *n, double thr)
+{
+	return n->quiet - n->c->held_quiet >= thr ||
+	       (double)n->c->st.max_call_age_ns / 1e9 >= an->cfg.hang_s;
+}
+
 static void evaluate(struct an *an)
 {
 	struct node nodes[AN_MAX_NODES];
@@ -330,9 +337,7 @@ static void evaluate(struct an *an)
 		if (n.lost && thr < an->cfg.hang_s)
 			thr = an->cfg.hang_s;
 		n.gpu_lost = !c->declared && !n.lost && an_gpu_holder_lost(an, c);
-		n.cand = st->strength != ST_NONE &&
-			 (n.quiet - c->held_quiet >= thr ||
-			  (double)st->max_call_age_ns / 1e9 >= an->cfg.hang_s);
+		n.cand = st->strength != ST_NONE && past(an, &n, thr);
 		/* the cached picture may be from the suspect time: ages moved */
 		if (n.cand && !c->declared)
 			an_locate(an, c);
@@ -359,8 +364,7 @@ static void evaluate(struct an *an)
 		if (n->edge >= 0 || !n->gpu_lost)
 			continue;
 		n->lost = true;
-		n->cand = n->cand && (n->quiet - n->c->held_quiet >= an->cfg.hang_s ||
-				      (double)n->c->st.max_call_age_ns / 1e9 >= an->cfg.hang_s);
+		n->cand = n->cand && past(an, n, an->cfg.hang_s);
 	}
 	/* roots first, then their cascades: a reader sees the cause first */
 	for (i = 0; i < 2 * nn; i++) {

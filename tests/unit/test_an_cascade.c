@@ -217,6 +217,18 @@ static void flow(struct sim *s, uint64_t hash, int r, int peer, enum an_dir dir,
 }
 
 /*
+ * 2-rank comm HASH, proxy op 21: rank 1's data came to rank 0, whose GPU
+ * does not consume it nor produce its own send ("GPU not ready" at rank 0)
+ */
+static void pair_gpu_not_ready(struct sim *s, uint64_t hash)
+{
+	flow_op(s, hash, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+	flow_op(s, hash, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+	flow_op(s, hash, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+	flow_op(s, hash, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+}
+
+/*
  * The stand-in's netstall on rank 3, seen in CI: rank 3 is in two pair
  * comms at once, Y = {2,3} then X = {1,3} in its stream.  Rank 3 sends no
  * credit, so rank 1's send in X is "not transmitted": alone, X would name
@@ -296,10 +308,7 @@ static void test_gpu_stream_order(void)
 	for (r = 0; r < 2; r++)
 		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
 	/* Y's proxy ops happen to be picked up before X's */
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	pair_gpu_not_ready(&s, 0x60ull);
 	sim_step(&s, 100000);
 	flow_op(&s, 0x50ull, 0, 11, 1, AN_SEND, 1, 1, 0, 0);
 	flow_op(&s, 0x50ull, 0, 11, 1, AN_RECV, 1, 1, 1, 1);
@@ -357,10 +366,7 @@ static void gpu_holder_lost(bool loss_early)
 	sim_step(&s, 1000000);
 	for (r = 0; r < 2; r++)
 		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	pair_gpu_not_ready(&s, 0x60ull);
 	sim_tick(&s, 7);
 	if (loss_early) {
 		v = sim_find_v(&s, 0x60ull, AN_V_NEW);
@@ -423,10 +429,7 @@ static void test_gpu_in_p2p_unseen(void)
 	sim_step(&s, 200000);
 	for (r = 0; r < 2; r++)
 		sim_call(&s, 0x60ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_SEND, 1, 0, 0, 0);
-	flow_op(&s, 0x60ull, 0, 21, 1, AN_RECV, 1, 1, 1, 0);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_SEND, 1, 1, 0, 1);
-	flow_op(&s, 0x60ull, 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	pair_gpu_not_ready(&s, 0x60ull);
 	sim_tick(&s, 7);
 	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
 	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1 && !strcmp(sim_culprits(v), "0"));
@@ -468,10 +471,7 @@ static void test_gpu_not_ready_behind_intranode(void)
 		for (r = 0; r < 2; r++)
 			sim_call(&s, D(k), r, CCLD_FN_ALLREDUCE, 1 << 22, 7);
 		/* rank k+4's data came to rank k, whose GPU does not take it */
-		flow_op(&s, D(k), 0, 21, 1, AN_SEND, 1, 0, 0, 0);
-		flow_op(&s, D(k), 0, 21, 1, AN_RECV, 1, 1, 1, 0);
-		flow_op(&s, D(k), 1, 21, 0, AN_SEND, 1, 1, 0, 1);
-		flow_op(&s, D(k), 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+		pair_gpu_not_ready(&s, D(k));
 	}
 	sim_tick(&s, 7);
 	v = sim_find_v(&s, A, AN_V_NEW);
