@@ -24,20 +24,23 @@ echo "idle: RSS $rss_idle KiB, $fds_idle fds, $series_idle series"
 
 # after a round and the forget delay (and a tick or two): nothing of the
 # jobs is left; libraries no job uses are detached one at a time, each in
-# about 5 s here (a uprobe takes ~50 ms to unregister).
-# settled NAME [FDS]: sets RSS FDS
+# about 5 s here (a uprobe takes ~50 ms to unregister); then the agent gives
+# the heap they used back to the system (-v says so).
+# settled NAME [FDS]: sets RSS FDS HEAP
 settled() {
-	local procs series waited
+	local procs series waited trims
+	trims=$(grep -c "freed heap given back" "$TMP/agent.err")
 	sleep "$FORGET_S"
 	for waited in $(seq 40); do
-		read -r RSS FDS procs series _ < <(churn_sample)
+		read -r RSS FDS procs series HEAP < <(churn_sample)
 		[ "$procs" = 0 ] && [ "$series" = "$series_idle" ] &&
-			[ "$FDS" -le "${2:-$FDS}" ] && break
+			[ "$FDS" -le "${2:-$FDS}" ] &&
+			[ "$(grep -c "freed heap given back" "$TMP/agent.err")" -gt "$trims" ] && break
 		sleep 1
 	done
 	kill -0 "$AGENT" 2>/dev/null || fail "the agent died: $(tail -5 "$TMP/agent.err")"
-	echo "$1: $CHURN_N jobs: RSS $RSS KiB, $FDS fds, $procs processes, $series series" \
-		"($((FORGET_S + waited)) s after the last job)"
+	echo "$1: $CHURN_N jobs: RSS $RSS KiB (heap in use $HEAP KiB), $FDS fds, $procs processes," \
+		"$series series ($((FORGET_S + waited)) s after the last job)"
 	[ "$procs" = 0 ] || fail "$1: the agent still tracks $procs processes"
 	[ "$series" = "$series_idle" ] ||
 		fail "$1: $series metric series, the idle agent had $series_idle:" \
@@ -89,7 +92,8 @@ wait "$JOB" 2>/dev/null
 CHURN_OWN_LIB=4 churn_jobs 20 || fail "round 2 failed"
 settled "round 2" "$fds1"
 [ "$FDS" -le "$fds1" ] || fail "open files grew: $fds1 -> $FDS"
-# malloc keeps what it freed for reuse: the second round fits in it
+# the heap freed after each round went back to the system: RSS follows what
+# stays in use, which must not grow
 [ "$RSS" -le $((rss1 + 2048)) ] || fail "RSS grew: $rss1 -> $RSS KiB"
 echo "ok: $CHURN_PROCS rank processes ($CHURN_KILLED killed mid-call), $CHURN_COMMS comm ranks:" \
 	"nothing left after the forget delay; RSS $rss1 -> $RSS KiB, fds $fds1 -> $FDS," \

@@ -9,6 +9,7 @@
  * file has the rest.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include "tracer_int.h"
 
 #define TICK_NS		250000000ULL
+#define TRIM_MAX_WAIT_NS	60000000000ULL
 #define RESCAN_NS	500000000ULL
 #define TCP_SCAN_NS	1000000000ULL	/* re-reading traced processes' sockets */
 #define FLUSH_NS	1000000000ULL
@@ -118,6 +120,32 @@ static void update_metrics(struct tracer *t, uint64_t now)
 	agent_metrics_update(t->am, pipeline_state(t->pl), t->fleet, &n, now);
 }
 
+void tr_trim_after(struct tracer *t, uint64_t ns)
+{
+	if (!t->trim_at)
+		t->trim_asked = now_ns();
+	if (ns > t->trim_at)
+		t->trim_at = ns;
+}
+
+/*
+ * --all: once a job's processes are forgotten and its libraries detached,
+ * the heap they used goes back to the system.  malloc keeps freed memory
+ * below a chunk still in use, so the agent's RSS would otherwise stay at
+ * that of its busiest moment, job after job.  Under a steady churn, where
+ * each exit moves the time on, at least once a minute.
+ */
+static void trim_heap(struct tracer *t, uint64_t now)
+{
+	if (!t->trim_at || (now < t->trim_at && now - t->trim_asked < TRIM_MAX_WAIT_NS))
+		return;
+	t->trim_at = 0;
+	malloc_trim(0);
+	if (t->o->verbose)
+		fprintf(stderr, "ccld-trace: freed heap given back (%zu KiB in use)\n",
+			mallinfo2().uordblks / 1024);
+}
+
 static void loop(struct tracer *t, uint64_t start)
 {
 	const struct trace_opts *o = t->o;
@@ -144,8 +172,11 @@ static void loop(struct tracer *t, uint64_t start)
 			tr_read_drops(t, now);
 			tr_check_procs(t, now);
 			/* --all: a library no job has used for forget_s goes */
-			if (o->all)
-				attacher_release_unused(&t->att, now, t->forget_ns);
+			if (o->all) {
+				if (attacher_release_unused(&t->att, now, t->forget_ns) > 0)
+					tr_trim_after(t, now);
+				trim_heap(t, now);
+			}
 			tr_synth(&ev, CCLD_EV_TICK, 0, now);
 			tr_emit(t, &ev);
 			if (t->kmsg)

@@ -48,6 +48,8 @@ struct tracer {
 	size_t nprocs, capprocs;
 	uint64_t main_drops, rare_drops;
 	uint64_t forget_ns;	/* --all: the analyzer's forget_s, for libraries no job uses */
+	uint64_t trim_at;	/* --all: give the freed heap back then (0: not due) */
+	uint64_t trim_asked;	/* when trim_at was first set */
 	uint64_t drops_attributed;	/* the totals when pid_drops was last read */
 	bool table;
 	int err;
@@ -105,6 +107,8 @@ struct tracked *tr_track(struct tracer *t, pid_t pid, uint64_t ts);
 void tr_read_comm_name(pid_t pid, char *buf, size_t len);
 /* Exit and stop (SIGSTOP, state T) of traced processes. */
 void tr_check_procs(struct tracer *t, uint64_t ts);
+/* --all: give the heap freed by then back to the system at NS (tracer.c) */
+void tr_trim_after(struct tracer *t, uint64_t ns);
 /* --all: processes that mapped an NCCL library since last time */
 void tr_rescan(struct tracer *t, uint64_t ts);
 /* every process traced now, read from memory again (SIGUSR1) */

@@ -24,6 +24,7 @@
 
 /* --all: an exited process's entry is kept this long for its late records */
 #define GONE_KEEP_NS 5000000000ULL
+#define TRIM_SETTLE_NS 2000000000ULL	/* a few ticks past the forget */
 
 struct tracked *tr_find_tracked(struct tracer *t, pid_t pid)
 {
@@ -163,6 +164,8 @@ static void mark_gone(struct tracer *t, struct tracked *p, uint64_t ts)
 	snapshot_forget(t->snap, p->pid);
 	tr_forget_drops(t, p->pid);
 	proxy_live_forget(t->proxy, (uint32_t)p->pid);
+	/* the analyzer forgets it forget_s from now */
+	tr_trim_after(t, ts + t->forget_ns + TRIM_SETTLE_NS);
 	tr_synth(&ev, CCLD_EV_PROC_EXIT, p->pid, ts);
 	ev.u.proc.exit_code = -1;
 	tr_emit(t, &ev);
