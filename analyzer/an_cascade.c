@@ -201,13 +201,16 @@ int32_t an_h3_focus(const struct an_status *st)
  * located flow is that rank's own (its GPU not ready, its network) is no
  * cause of its own: its CPU waits for that GPU (a host sync); nor is a
  * receive whose sender's GPU is in an op launched before it: both come
- * last.
+ * last; after them only a GPU not ready that may be held in another stalled
+ * comm (link_nodes: conflicting claims).
  */
 static int cut_rank(const struct node *n)
 {
 	const struct an_status *st = &n->c->st;
 	int ev = evidence_rank(st);
 
+	if (n->gpu_maybe_held)
+		return -1;
 	if ((st->cls == AN_H1 && n->gpu_stuck) || (st->cls == AN_H3 && st->t4_sender_behind))
 		return 0;
 	if (ev >= 2)
@@ -550,18 +553,17 @@ static void spmd_roots(struct node *nodes, int nn)
 }
 
 /*
- * C is a GPU not ready (a weak H3) whose GPU no proxy data places, and its
- * process has an op of D pending whose place no proxy data says either (an
- * intra-node comm): that GPU may be held in D.
+ * Rank R of C: its GPU no proxy data places, and its process has an op of
+ * D pending whose place no proxy data says either (an intra-node comm):
+ * that GPU may be held in D.
  */
-static bool gpu_maybe_in(const struct an *an, const struct an_comm *c,
-			 const struct an_comm *d)
+static bool rank_gpu_maybe_in(const struct an *an, const struct an_comm *c,
+			      int32_t r, const struct an_comm *d)
 {
-	const struct an_status *st = &c->st;
-	int32_t r = an_h3_focus(st), k;
 	const struct an_proc *p;
+	int k;
 
-	if (!an_h3_weak(st) || r < 0 || r >= c->nranks)
+	if (r < 0 || r >= c->nranks)
 		return false;
 	p = an_proc_of(an, &c->r[r]);
 	if (!p || p->gpu_known)
@@ -571,6 +573,38 @@ static bool gpu_maybe_in(const struct an *an, const struct an_comm *c,
 
 		if (d->r[k].proc == c->r[r].proc)
 			return an_rank_pending(d, k, &op, &t) == AN_HOLD_UNKNOWN;
+	}
+	return false;
+}
+
+/* C is a GPU not ready (a weak H3) whose GPU may be held in D */
+static bool gpu_maybe_in(const struct an *an, const struct an_comm *c,
+			 const struct an_comm *d)
+{
+	return an_h3_weak(&c->st) && rank_gpu_maybe_in(an, c, an_h3_focus(&c->st), d);
+}
+
+/*
+ * Node I's GPU not ready may be held in node D, and a GPU not ready is
+ * also named (by I or another node) on another process whose GPU may be
+ * held in D: the claims conflict.
+ */
+static bool gpu_claims_conflict(const struct an *an, const struct node *nodes,
+				int nn, int i, int d)
+{
+	const struct an_comm *c = nodes[i].c;
+	uint32_t p = c->r[an_h3_focus(&c->st)].proc;
+	int j, k;
+
+	for (j = 0; j < nn; j++) {
+		const struct an_status *st = &nodes[j].c->st;
+
+		if (j == d || !an_h3_weak(st))
+			continue;
+		for (k = 0; k < (int)st->ncul; k++)
+			if (nodes[j].c->r[st->cul[k]].proc != p &&
+			    rank_gpu_maybe_in(an, nodes[j].c, st->cul[k], nodes[d].c))
+				return true;
 	}
 	return false;
 }
@@ -676,6 +710,32 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 			if (evidence_rank(&nodes[j].c->st) < 2 || j == i)
 				m &= ~(1ull << j);
 		if (m)
+			nodes[i].edge = pick(nodes, m);
+	}
+	/*
+	 * GPUs not ready, named on two processes whose GPUs no proxy data
+	 * places, both with an op pending in the same other stalled comm that
+	 * none places either (an intra-node comm): their claims conflict, and
+	 * one GPU may well wait in that comm for the other.  Each points there
+	 * (over any edge but a hold that proxy data placed) and comes last in a
+	 * cycle's cut, so that comm, listing its ranks, is the root (random job
+	 * 299: rank 3's GPU stopped; the world comm named ranks 1, 3 and 7, a
+	 * DP comm rank 1, all GPUs maybe held in the TP comm of ranks 0-3).  A claim no other
+	 * contradicts stays a root: one GPU not ready is the likeliest cause
+	 * (random job 282: rank 5's GPU stopped inside its host's comm).
+	 */
+	for (i = 0; i < nn; i++) {
+		uint64_t m = 0;
+
+		nodes[i].gpu_maybe_held = false;
+		if (nodes[i].closed)
+			continue;
+		for (j = 0; j < nn; j++)
+			if (j != i && gpu_maybe_in(an, nodes[i].c, nodes[j].c) &&
+			    gpu_claims_conflict(an, nodes, nn, i, j))
+				m |= 1ull << j;
+		nodes[i].gpu_maybe_held = m != 0;
+		if (m && !nodes[i].held)
 			nodes[i].edge = pick(nodes, m);
 	}
 	/* the same culprits: the comm that stalled first is the root */

@@ -20,6 +20,7 @@ struct node {
 	bool gpu_stuck;		/* H1 held where the culprit's own GPU is the located cause */
 	bool lost;		/* waits: a rank's records were lost (an_lost.c) */
 	bool gpu_lost;		/* as a root it would: its GPU's holder may be lost */
+	bool gpu_maybe_held;	/* a GPU not ready that may be held in another node */
 	int edge;		/* the node that blocks this one, -1 */
 };
 

@@ -56,9 +56,12 @@
 #       reads "GPU not ready" for its TP rank, and a cycle through one of
 #       them named rank 2 as a definite root (fix: a comm with no located
 #       cause is not the cascade of a GPU not ready that may be held in
-#       it, an_cascade.c): undetermined (ranks 0-3) is all it can say;
-#       quarantined (tests/quarantine.txt): another path of the same job
-#       still names rank 1
+#       it, an_cascade.c): undetermined (ranks 0-3) is all it can say.
+#       Another run's path: the world comm, every TP rank waiting in it,
+#       named ranks 1, 3 and 7 "GPU not ready", the DP comm {1,5} rank 1,
+#       and a cycle's cut made {1,5} a definite root (fix: GPUs not ready
+#       whose claims conflict, each GPU maybe held in the same unlocated
+#       comm, point there and come last in a cut, an_cascade.c)
 # CCLD_TEST_NAME: the scenarios are this test's (tests/quarantine.txt
 # names them test_fuzz_seeds:seed-N), not fuzz.sh's
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24 12 8 234 16 299:undetermined

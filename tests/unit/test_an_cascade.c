@@ -484,6 +484,84 @@ static void test_gpu_not_ready_behind_intranode(void)
 }
 
 /*
+ * GPUs not ready named on two ranks of A, an intra-node comm (no proxy
+ * data) whose stall lists ranks 0-3: each named rank entered A's op before
+ * the op it is named in, so its GPU may be held in A.  The claims
+ * conflict, and one GPU may well wait in A for the other: A is the root,
+ * listing its ranks; the claims are its cascades.  Random job 299 (rank
+ * 3's GPU stopped): DP comm D(1) named rank 1, and the world comm W, every
+ * rank of A waiting in it, named ranks 1, 3 and 7; W's hold pointed at
+ * D(1), D(1)'s culprit waited in W, and that cycle's cut made D(1) a
+ * definite root naming rank 1.  WORLD false: the claims are D(1)'s and
+ * D(3)'s.
+ */
+#define W  0xe000000000000003ull
+
+static void gpu_not_ready_claims(bool world)
+{
+	static const int gw[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op ops[4];
+	int k, r;
+
+	job(&s);
+	sim_comm(&s, W, 8, gw);
+	iteration(&s);
+	sim_round(&s, W, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	iteration(&s);
+	sim_round(&s, W, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		sim_call(&s, A, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		ops[r] = sim_call(&s, B, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		sim_complete(&s, &ops[r]);
+	sim_step(&s, 200000);
+	for (k = 1; k < 4; k += world ? 4 : 2) {
+		for (r = 0; r < 2; r++)
+			sim_call(&s, D(k), r, CCLD_FN_ALLREDUCE, 1 << 22, 7);
+		/* rank k+4's data came to rank k, whose GPU does not take it */
+		flow_op(&s, D(k), 0, 21, 1, AN_SEND, 1, 0, 0, 0);
+		flow_op(&s, D(k), 0, 21, 1, AN_RECV, 1, 1, 1, 0);
+		flow_op(&s, D(k), 1, 21, 0, AN_SEND, 1, 1, 0, 1);
+		flow_op(&s, D(k), 1, 21, 0, AN_RECV, 1, 0, 0, 0);
+	}
+	if (world) {
+		/* a ring: the odd ranks' GPUs neither send nor take their data */
+		for (r = 0; r < 8; r++)
+			sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		for (r = 0; r < 8; r++) {
+			bool even = !(r & 1);
+
+			flow_op(&s, W, r, 21, (r + 1) % 8, AN_SEND, 1, even, even, even);
+			flow_op(&s, W, r, 21, (r + 7) % 8, AN_RECV, 1, !even, !even, 0);
+		}
+	}
+	sim_tick(&s, 7);
+	v = sim_find_v(&s, A, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "0,1,2,3"));
+	v = sim_find_v(&s, D(1), AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == A);
+	/* W's ring waits for rank 1's GPU: its cascade through D(1) */
+	v = sim_find_v(&s, world ? W : D(3), AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == (world ? D(1) : A));
+	CHECK_INT(sim_count(&s, AN_V_NEW), 3);
+	sim_fini(&s);
+}
+
+static void test_gpu_not_ready_claims(void)
+{
+	gpu_not_ready_claims(false);
+}
+
+static void test_gpu_not_ready_claims_world(void)
+{
+	gpu_not_ready_claims(true);
+}
+
+/*
  * The sender is done (its finished subs pruned: it is on a later op of the
  * comm) and the receiver never got the data: the receiver's network.
  */
@@ -811,6 +889,8 @@ int main(void)
 	test_gpu_holder_lost_early();
 	test_gpu_in_p2p_unseen();
 	test_gpu_not_ready_behind_intranode();
+	test_gpu_not_ready_claims();
+	test_gpu_not_ready_claims_world();
 	test_lost_at_receiver();
 	test_lost_sender_pruned();
 	test_gpu_not_ready_ahead();
