@@ -85,7 +85,7 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint3
 	if (!an->sink.suspect)
 		return;
 	for (i = 0; i < c->nranks; i++)
-		if (c->r[i].proc)
+		if (c->r[i].proc && (!slow || an_slow_rank_sampled(c, i)))
 			hook_count(an, &an->procs[c->r[i].proc - 1], on, host, t_ns);
 	for (j = 0; j < nextra; j++)
 		hook_count(an, &an->procs[c->samp_extra[j] - 1], on, host, t_ns);
@@ -96,7 +96,7 @@ void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint3
 		for (i = 0; i < c->nranks; i++) {
 			const struct an_proc *pr = an_proc_of(an, &c->r[i]);
 
-			if (!pr || c->r[i].gone)
+			if (!pr || c->r[i].gone || (slow && !an_slow_rank_sampled(c, i)))
 				continue;
 			p[s.nprocs].rank = i;
 			p[s.nprocs].host = pr->host;

@@ -536,6 +536,8 @@ void an_forget(struct an *an, uint32_t host, uint64_t now_ns);
  * HOST's clock (the record that asked for them; 0: the host's latest clock
  * tick).
  */
+/* rank K of C is hooked by C's slow sample (all are but in a part sample) */
+bool an_slow_rank_sampled(const struct an_comm *c, int32_t k);
 void an_suspect_comm(struct an *an, struct an_comm *c, bool on, bool slow, uint32_t host,
 		     uint64_t t_ns);
 /*

@@ -51,6 +51,7 @@ void an_slow_free(struct an_slow *s)
 	}
 	slow_nohist_free(s);
 	free(s->holder);
+	free(s->samp_in);
 	free(s->pend_hcomm);
 	free(s->pend_hseq);
 	free(s->dur_hooked);

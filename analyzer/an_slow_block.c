@@ -29,17 +29,21 @@ static int by_duration(const void *a, const void *b)
 void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
 {
 	double gap = -1;
-	int32_t k, cut = -1;
+	int32_t k, n = 0, cut = -1;
 
-	if (nranks < 4)
-		return;
+	/* a part sample's ranks only (an_slow_sample.c) */
 	for (k = 0; k < nranks; k++) {
-		s->blk_sort[k].dur = rd->dur[k];
-		s->blk_sort[k].rank = k;
+		if (s->samp_in && !s->samp_in[k])
+			continue;
+		s->blk_sort[n].dur = rd->dur[k];
+		s->blk_sort[n].rank = k;
+		n++;
 	}
+	if (n < 4)
+		return;
 	/* the shortest duration arrived last: the block is before the largest gap */
-	qsort(s->blk_sort, (size_t)nranks, sizeof(*s->blk_sort), by_duration);
-	for (k = 0; k + 1 < nranks; k++) {
+	qsort(s->blk_sort, (size_t)n, sizeof(*s->blk_sort), by_duration);
+	for (k = 0; k + 1 < n; k++) {
 		double g = s->blk_sort[k + 1].dur - s->blk_sort[k].dur;
 
 		if (g > gap) {

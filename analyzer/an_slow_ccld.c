@@ -310,6 +310,19 @@ static bool slow_alone(const struct an_comm *c, uint64_t sig)
 	return recent_ratios(c, sig, &min, &med, &max) && min >= HOSTWIDE_RATIO;
 }
 
+/* a part sample's verdict: which part of the comm's processes named it */
+static void slow_part_evidence(const struct an_comm *c, struct an_verdict *v)
+{
+	if (!c->slow->samp_in)
+		return;
+	an_text(v, "; the comm has more processes on a host than may be hooked"
+		" at once: sampled %d per host at a time, part %u of %u named %s",
+		SAMPLE_MAX_LOCAL, c->slow->samp_part + 1, c->slow->samp_nparts,
+		c->slow->blk_n ? "them" : "it");
+	an_val_i(v, "sample_part", c->slow->samp_part + 1);
+	an_val_i(v, "sample_parts", c->slow->samp_nparts);
+}
+
 void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	       int64_t iter, int ev)
 {
@@ -442,6 +455,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			slow_p2p_evidence(v, s1_rank, p2p);
 		} else if (cls != SL_S2 && arrived && c->slow->blk_n) {
 			slow_block_evidence(an, c, v, SAMPLE_NS / 1e9);
+			slow_part_evidence(c, v);
 		} else if (cls != SL_S2 && arrived) {
 			an_text(v, "; rank %d's GPU reaches the op last in %u of %u"
 				" rounds sampled with step hooks, %.1f ms after the"
@@ -449,6 +463,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 				" its calls ahead of its GPU, so the call is not its"
 				" arrival)", s1_rank, c->slow->arr_last[s1_rank],
 				c->slow->arr_rounds, arr_lead / 1e6, 100 * arr_share);
+
 			/*
 			 * What decided root or cascade, for a live sample that a
 			 * replay cannot redo: the rounds it came straight from
@@ -464,6 +479,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			}
 			if (own_p2p)
 				an_val_i(v, "late_in_own_p2p", 1);
+			slow_part_evidence(c, v);
 		} else if (cls != SL_S2 && s1_rank >= 0) {
 			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"
 				" z %.1f)%s", s1_rank, res->s1_dur_ns / 1e6, res->s1_z,
@@ -702,9 +718,11 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
 					": onset waits for a sample (a neighbour's slow"
 					" iterations)\n", c->hash, rd->seq);
-		} else if (!runahead)
+		} else if (!runahead) {
 			slow_emit(an, c, rd, iter, ev);	/* as known without one */
-		else {
+		} else if (tierc && slow_start_part_sample(an, c, rd, iter, ev | PEND_ARRIVE)) {
+			/* too wide to hook whole: a part of it at a time */
+		} else {
 			s->ccld_unsaid = true;		/* later: a sample, or a cascade */
 			if (an->debug)
 				fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64

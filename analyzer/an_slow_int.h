@@ -187,6 +187,14 @@ struct an_slow {
 	uint32_t blk_n;		/* the sample's verdict names a block of this many */
 	double blk_lead;	/* ... arriving this long after the others (ns) */
 	uint64_t samp_next;	/* no sample of this comm before (host clock) */
+	/*
+	 * A comm with more than SAMPLE_MAX_LOCAL processes on a host is
+	 * sampled a part at a time (an_slow_sample.c): samp_in[k] marks the
+	 * ranks hooked now, SAMPLE_MAX_LOCAL per host at most; NULL: the whole
+	 * comm.  Part samp_part of samp_nparts.
+	 */
+	bool *samp_in;
+	uint32_t samp_part, samp_nparts;
 	uint64_t defer_t0;	/* a sample waits for a neighbour since, 0 */
 	bool samp_defer;	/* ... a CCL-D onset's, for the round in pend */
 	/* no history needed (an_slow_nohist.c, slow_peer.c) */
@@ -377,6 +385,12 @@ bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);
 const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now);
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       int64_t iter, int ev);
+/*
+ * A comm too wide to hook whole: a sample of its GPUs' arrivals a part
+ * at a time, where nothing else stops one (false: none started)
+ */
+bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			    int64_t iter, int ev);
 /* an incident of C whose sample named nobody ended: its cooldown ends too */
 void slow_unnamed_ended(struct an_comm *c, uint64_t now);
 /* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */

@@ -119,6 +119,33 @@ int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, 
 	return isfinite(*gap) ? last : -1;
 }
 
+/*
+ * slow_last_arriver among the ranks a part sample hooks, where step hooks
+ * showed each of them reach the op (-1: not all did)
+ */
+static int32_t part_last_arriver(const struct an_comm *c, const struct slow_round *rd,
+				 double *gap)
+{
+	double lo = INFINITY, lo2 = INFINITY;
+	int32_t k, last = -1;
+
+	for (k = 0; k < c->nranks; k++) {
+		if (!c->slow->samp_in[k])
+			continue;
+		if (isnan(rd->after_hold[k]))
+			return -1;
+		if (rd->dur[k] < lo) {
+			lo2 = lo;
+			lo = rd->dur[k];
+			last = k;
+		} else if (rd->dur[k] < lo2) {
+			lo2 = rd->dur[k];
+		}
+	}
+	*gap = lo2 - lo;
+	return isfinite(*gap) ? last : -1;
+}
+
 uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap)
 {
 	/*
@@ -149,9 +176,16 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 			s->samp_iter_slow = true;
 		}
 	}
-	if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
-		return;
-	slow_note_block(s, rd, c->nranks);
+	if (s->samp_in) {
+		/* a part of the comm hooked: its arrivals among themselves */
+		if ((last = part_last_arriver(c, rd, &gap)) < 0)
+			return;
+		slow_note_block(s, rd, c->nranks);
+	} else {
+		if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
+			return;
+		slow_note_block(s, rd, c->nranks);
+	}
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;

@@ -134,10 +134,14 @@ static bool has_proc(const struct an_comm *c, uint32_t proc)
 	return false;
 }
 
-/* processes hooked per host were C sampled now (NULL: out of memory) */
-static uint32_t *hooked_per_host(const struct an *an, const struct an_comm *c)
+/*
+ * processes hooked per host were C sampled now, CAP of C's per host at most
+ * (NULL: out of memory)
+ */
+static uint32_t *hooked_per_host(const struct an *an, const struct an_comm *c, uint32_t cap)
 {
-	uint32_t *local = calloc(an->nhosts ? an->nhosts : 1, sizeof(*local)), i;
+	uint32_t n = an->nhosts ? an->nhosts : 1, *local = calloc(2 * (size_t)n, sizeof(*local)), i;
+	uint32_t *add = local + n;
 	int32_t k;
 
 	if (!local)
@@ -148,8 +152,10 @@ static uint32_t *hooked_per_host(const struct an *an, const struct an_comm *c)
 	for (k = 0; k < c->nranks; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
 
-		if (p && p->host < an->nhosts && !p->hooked)
+		if (p && p->host < an->nhosts && !p->hooked && add[p->host] < cap) {
+			add[p->host]++;
 			local[p->host]++;
+		}
 	}
 	return local;
 }
@@ -191,21 +197,41 @@ static bool fit_comm(const struct an *an, const struct an_comm *c, const struct 
 	return false;
 }
 
-/* SAMPLE_MAX_LOCAL processes of C on a host at most: it may be hooked */
-static bool small_on_hosts(const struct an *an, const struct an_comm *c)
+/*
+ * The parts of SAMPLE_MAX_LOCAL processes per host that C's sample needs
+ * (1: it may be hooked whole, 0: out of memory); with IN, marks the ranks
+ * of part PART there: each host's processes of C in rank order, the first
+ * SAMPLE_MAX_LOCAL in part 0, the next in part 1...
+ */
+static uint32_t parts_of(const struct an *an, const struct an_comm *c, bool *in,
+			 uint32_t part)
 {
-	uint32_t *own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own));
-	bool ok = own != NULL;
+	uint32_t *own = calloc(an->nhosts ? an->nhosts : 1, sizeof(*own)), most = 0;
 	int32_t k;
 
-	for (k = 0; k < c->nranks && ok; k++) {
+	if (!own)
+		return 0;
+	for (k = 0; k < c->nranks; k++) {
 		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+		uint32_t i = p && p->host < an->nhosts ? own[p->host]++ : 0;
 
-		if (p && p->host < an->nhosts)
-			ok = ++own[p->host] <= SAMPLE_MAX_LOCAL;
+		if (p && p->host < an->nhosts && own[p->host] > most)
+			most = own[p->host];
+		if (in)
+			in[k] = p && i / SAMPLE_MAX_LOCAL == part;
 	}
 	free(own);
-	return ok;
+	return most ? (most + SAMPLE_MAX_LOCAL - 1) / SAMPLE_MAX_LOCAL : 1;
+}
+
+static bool small_on_hosts(const struct an *an, const struct an_comm *c)
+{
+	return parts_of(an, c, NULL, 0) == 1;
+}
+
+bool an_slow_rank_sampled(const struct an_comm *c, int32_t k)
+{
+	return !c->slow || !c->slow->samp_in || c->slow->samp_in[k];
 }
 
 /*
@@ -232,7 +258,7 @@ static bool holder_fits(const struct an *an, const struct an_comm *c, const stru
 
 	for (k = 0; k < c->nranks && !fits; k++)
 		fits = holder_to_add(an, c, k) == o;
-	if (!fits || !(local = hooked_per_host(an, c)))
+	if (!fits || !(local = hooked_per_host(an, c, UINT32_MAX)))
 		return false;
 	fits = fit_comm(an, c, o, local, add, &nadd);
 	free(local);
@@ -257,7 +283,7 @@ static bool pending(const struct an_comm *o)
  */
 static void choose_extras(struct an *an, struct an_comm *c)
 {
-	uint32_t *local = hooked_per_host(an, c), i, add[AN_SAMP_EXTRA], nadd;
+	uint32_t *local = hooked_per_host(an, c, UINT32_MAX), i, add[AN_SAMP_EXTRA], nadd;
 	int32_t n, k, first, pass;
 
 	c->nsamp_extra = 0;
@@ -357,11 +383,11 @@ void slow_unnamed_ended(struct an_comm *c, uint64_t now)
 /*
  * Why a step sample of C is not possible now, NULL when it is: it needs
  * tier C, no sample of it running, cooling down or waiting for a
- * neighbour, SAMPLE_MAX_LOCAL processes on a host at most, and no host
- * with more than SAMPLE_MAX_HOOKED processes hooked (several samples run
- * at once within that).
+ * neighbour, SAMPLE_MAX_LOCAL processes on a host at most (or a sample of
+ * a part, PART), and no host with more than SAMPLE_MAX_HOOKED processes
+ * hooked (several samples run at once within that).
  */
-const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now)
+static const char *refusal(const struct an *an, struct an_comm *c, uint64_t now, bool part)
 {
 	const char *why = NULL;
 	bool tierc = false;
@@ -378,9 +404,9 @@ const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t
 		tierc |= c->r[k].tierc;
 	if (!tierc)
 		return "no proxy data";
-	if (!small_on_hosts(an, c))
+	if (!part && !small_on_hosts(an, c))
 		return "too many of its processes on a host to hook";
-	if (!(local = hooked_per_host(an, c)))
+	if (!(local = hooked_per_host(an, c, part ? SAMPLE_MAX_LOCAL : UINT32_MAX)))
 		return "out of memory";
 	/* only the hosts where C adds a process to those hooked already */
 	for (k = 0; k < c->nranks && !why; k++) {
@@ -392,6 +418,11 @@ const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t
 	}
 	free(local);
 	return why;
+}
+
+const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	return refusal(an, c, now, false);
 }
 
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now)
@@ -463,8 +494,16 @@ static void sample_go(struct an *an, struct an_comm *c)
 	struct an_slow *s = c->slow;
 
 	sample_reset(an, c);
-	choose_extras(an, c);
-	if (an->debug)
+	if (s->samp_in)
+		c->nsamp_extra = 0;	/* a part: as few hooks as can be */
+	else
+		choose_extras(an, c);
+	if (an->debug && s->samp_in)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+			": sampling step hooks on part %u of %u (%d processes per host"
+			" at most)\n", c->hash, s->pend.seq, s->samp_part + 1,
+			s->samp_nparts, SAMPLE_MAX_LOCAL);
+	else if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
 			": sampling step hooks (and %u processes of comms holding its"
 			" ranks)\n", c->hash, s->pend.seq, c->nsamp_extra);
@@ -476,6 +515,42 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
 {
 	slow_sample_for(an, c, rd, iter, ev);
 	sample_go(an, c);
+}
+
+/*
+ * A comm with more processes on a host than may be hooked at once
+ * (SAMPLE_MAX_LOCAL) is sampled a part at a time, each part's GPUs'
+ * arrivals compared among themselves: the straggler, where it is in the
+ * part, reaches the op last by about the time every other rank waits in
+ * it (the share of the wait its lead explains); where it is not, whoever
+ * of the part comes last leads the others by jitter, a share of nothing,
+ * and the next part is sampled.  Hooking all 8 ranks of a node's comm at
+ * once floods the ring buffer with their step records.
+ */
+bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
+			    int64_t iter, int ev)
+{
+	struct an_slow *s = c->slow;
+	uint32_t n;
+
+	if (refusal(an, c, rd->t_end, true) || (n = parts_of(an, c, NULL, 0)) < 2)
+		return false;
+	if (!s->samp_in && !(s->samp_in = calloc((size_t)c->nranks, sizeof(*s->samp_in))))
+		return false;
+	s->samp_nparts = n;
+	s->samp_part = 0;
+	parts_of(an, c, s->samp_in, 0);
+	slow_sample_for(an, c, rd, iter, ev);
+	sample_go(an, c);
+	return true;
+}
+
+/* the part sample is over: the whole comm again */
+static void parts_done(struct an_slow *s)
+{
+	free(s->samp_in);
+	s->samp_in = NULL;
+	s->samp_part = s->samp_nparts = 0;
 }
 
 void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_round *rd,
@@ -502,7 +577,8 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
-	uint32_t timed = 0, ready = 0;
+	uint32_t timed = 0, ready = 0, want = 0;
+	bool next_part = false;
 	int32_t k;
 
 	for (k = 0; k < c->nranks; k++) {
@@ -517,10 +593,11 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->slat[k] = ns / steps;
 			s->srate[k] = bytes * 1e9 / ns;
 			timed++;
-			ready += steps >= SAMPLE_STEPS;
+			ready += steps >= SAMPLE_STEPS && an_slow_rank_sampled(c, k);
 		}
+		want += an_slow_rank_sampled(c, k);
 	}
-	if ((ready < (uint32_t)c->nranks && now - s->samp_t0 < SAMPLE_MAX_NS) ||
+	if ((ready < want && now - s->samp_t0 < SAMPLE_MAX_NS) ||
 	    slow_survey_short(s, now))
 		return;
 	s->have_srate = timed >= 2;
@@ -590,6 +667,8 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		}
 		if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
+		} else if (s->samp_in && s->samp_part + 1 < s->samp_nparts) {
+			next_part = true;	/* the straggler is not in this part */
 		} else {
 			s->ccld_unsaid = true;
 			s->samp_next = now + SAMPLE_COOLDOWN_NS;
@@ -654,6 +733,12 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %u", s->arr_blk[k]);
 		fprintf(stderr, "\n");
+	}
+	if (next_part) {
+		parts_of(an, c, s->samp_in, ++s->samp_part);
+		sample_go(an, c);
+	} else if (s->samp_in) {
+		parts_done(s);
 	}
 }
 

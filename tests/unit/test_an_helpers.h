@@ -43,6 +43,8 @@ struct sim {
 	int nv;
 	int nsuspect_on, nsuspect_off;
 	uint64_t suspect_comm;
+	uint32_t suspect_nprocs;	/* the latest hooks on: how many processes */
+	int32_t suspect_rank0;		/* ... the first one's rank */
 };
 
 static inline void sim_verdict_cb(void *ctx, const struct an_verdict *v)
@@ -60,6 +62,8 @@ static inline void sim_suspect_cb(void *ctx, const struct an_suspect *sp)
 	if (sp->on) {
 		s->nsuspect_on++;
 		s->suspect_comm = sp->comm;
+		s->suspect_nprocs = sp->nprocs;
+		s->suspect_rank0 = sp->nprocs ? sp->procs[0].rank : -1;
 	} else {
 		s->nsuspect_off++;
 	}

@@ -58,7 +58,7 @@ static void round_complete(struct sim *s, uint64_t hash, uint64_t t0, const uint
 static void round_comm(struct sim *s, uint64_t hash, uint64_t t0, const uint64_t *late,
 		       uint64_t busy)
 {
-	struct an_op ops[4];
+	struct an_op ops[8];
 
 	round_enter(s, hash, t0, late, ops);
 	round_complete(s, hash, t0, late, busy, ops, -1);
@@ -1585,6 +1585,69 @@ static void test_sample_after_unsaid_incident(void)
 }
 
 /*
+ * A comm of 8 processes on one host, its CPUs running ahead: its onset's
+ * verdict waits for a step sample, and 8 processes are more than may be
+ * hooked at once (SAMPLE_MAX_LOCAL).  It is sampled 4 processes at a time:
+ * ranks 0-3, then, as that part named nobody, ranks 4-7; the last part
+ * naming nobody, the onset waits as before (random jobs 256 and 287: the
+ * world comm of 8 and 16 processes on the VM, silent before).
+ */
+static void test_part_sample_wide_comm(void)
+{
+	const uint64_t W8 = W + 40;
+	const uint64_t lat[8] = { MS, MS, MS, MS, MS, MS, MS, MS };
+	uint64_t rng = 7, op = 1, late[8];
+	struct an_comm *c;
+	struct sim s;
+	int i, r;
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	sim_comm(&s, W8, 8, NULL);
+	for (i = 0; i < 110; i++) {
+		proxy_round_of(&s, W8, op++, lat, false);
+		for (r = 0; r < 8; r++)
+			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
+		round_comm(&s, W8, s.now[0] + MS, late, 10 * MS);
+	}
+	c = an_comm_get(s.an, W8, 0, false);
+	CHECK(c && c->slow);
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
+
+		rd.t_end = s.now[0];
+		rd.host = s.host_id[0];
+		sl->njudged = 64;
+		sl->exact_bits = 0;
+		CHECK(slow_runahead(sl));
+		CHECK(slow_sample_refusal(s.an, c, rd.t_end) != NULL);
+		slow_ccld_event(s.an, c, &rd, 110, SL_EV_ONSET);
+		CHECK(c->sampling);
+		CHECK_INT(s.nsuspect_on, 1);
+		CHECK_INT((int)s.suspect_nprocs, 4);
+		CHECK_INT(s.suspect_rank0, 0);
+		CHECK_INT((int)sl->samp_nparts, 2);
+		/* no step record: the part times out, the next one goes on */
+		s.now[0] = rd.t_end + SAMPLE_MAX_NS + 100 * MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+		CHECK(c->sampling);
+		CHECK_INT(s.nsuspect_on, 2);
+		CHECK_INT(s.nsuspect_off, 1);
+		CHECK_INT((int)s.suspect_nprocs, 4);
+		CHECK_INT(s.suspect_rank0, 4);
+		CHECK_INT((int)sl->samp_part, 1);
+		s.now[0] += SAMPLE_MAX_NS + 100 * MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+		CHECK(!c->sampling);
+		CHECK_INT(s.nsuspect_off, 2);
+		CHECK(sl->samp_in == NULL);
+		CHECK(sl->ccld_unsaid);
+		CHECK_INT(s.nv, 0);
+	}
+	sim_fini(&s);
+}
+
+/*
  * The same for a rise of the network part whose sample named nobody: once
  * the rise fell back, the cooldown ends with it (the stand-in's GPU bundle
  * acceptance, a fresh-clone CI run: a rise 5 s before rank 1's 3x compute
@@ -1622,6 +1685,7 @@ int main(void)
 	test_cooldown_after_unnamed_rise();
 	test_recovery_while_sampled();
 	test_sample_after_unsaid_incident();
+	test_part_sample_wide_comm();
 	test_end_shared_with_later_op();
 	test_fleet_sample_no_hooks();
 	test_fleet_step_records_perturb();
