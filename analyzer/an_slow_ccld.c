@@ -182,10 +182,12 @@ static double sig_median(const struct an_comm *c, uint64_t sig)
  * Greyhound's comparable groups (4.3): the comms of this one's size whose
  * recent rounds of the same op signature have a median; is this one slower
  * than its group (sl_group_check: over the median by 3 robust sigmas and
- * 10%)?  Returns the group's size (0: fewer than 3, no judgement).
+ * 10%)?  OTHERS_SLOWER (NULL: not wanted) counts the others GROUP_RATIO
+ * times the group's median or more.  Returns the group's size (0: fewer
+ * than 3, no judgement).
  */
 static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig,
-			    double *mine, double *group, bool *deviant)
+			    double *mine, double *group, bool *deviant, uint32_t *others_slower)
 {
 	struct sl_comm_stat *st = NULL;
 	size_t ns = 0, cap = 0, me = SIZE_MAX;
@@ -206,10 +208,15 @@ static uint32_t group_check(struct an *an, const struct an_comm *c, uint64_t sig
 			return 0;
 	}
 	if (me != SIZE_MAX && ns >= 3 && sl_group_check(st, ns) >= 0) {
+		size_t k;
+
 		*mine = st[me].median_ns;
 		*group = st[me].group_median_ns;
 		*deviant = st[me].deviant;
 		size = st[me].group_size;
+		for (k = 0; others_slower && k < ns; k++)
+			*others_slower += k != me &&
+					  st[k].median_ns >= GROUP_RATIO * st[me].group_median_ns;
 	}
 	free(st);
 	return size;
@@ -300,6 +307,16 @@ static bool slow_hostwide(struct an *an, const struct an_comm *c, uint64_t sig,
 		return false;
 	others = sl_median(slowest, n, scratch);
 	return others >= HOSTWIDE_RATIO && mine < GROUP_RATIO * others;
+}
+
+bool slow_echo(struct an *an, const struct an_comm *c, uint64_t sig)
+{
+	double mine = NAN, group = NAN;
+	uint32_t others = 0;
+	bool deviant = false;
+
+	return group_check(an, c, sig, &mine, &group, &deviant, &others) && !deviant &&
+	       mine < GROUP_RATIO * group && others > 0;
 }
 
 /* is each of C's last HOSTWIDE_ROUNDS rounds of SIG HOSTWIDE_RATIO x its baseline? */
@@ -514,7 +531,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			an_text(v, "; %.2f s lost so far (%.1f ms per slow iteration over %u)",
 				res->lost_ns / 1e9, res->lost_ns / 1e6 / res->slow_iters,
 				res->slow_iters);
-		gsize = group_check(an, c, rd->sig, &gmine, &gmed, &gdev);
+		gsize = group_check(an, c, rd->sig, &gmine, &gmed, &gdev, NULL);
 		if (gsize)
 			an_text(v, "; %s its %u comparable comms (median round %.1f ms,"
 				" group %.1f ms)", gdev ? "slower than" : "like",
@@ -624,7 +641,8 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			s->ccld_hostwide = false;
 			return;
 		}
-		if (slow_hostwide(an, c, rd->sig, res->s1_rank) || !slow_alone(c, rd->sig))
+		if (slow_hostwide(an, c, rd->sig, res->s1_rank) || slow_echo(an, c, rd->sig) ||
+		    !slow_alone(c, rd->sig))
 			return;
 		s->ccld_hostwide = false;
 		ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
@@ -638,6 +656,14 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
 				": its comparable comms are as slow (the host, not a"
 				" rank): onset held\n", c->hash, rd->seq);
+		return;
+	} else if ((ev & SL_EV_ONSET) && slow_echo(an, c, rd->sig)) {
+		s->ccld_hostwide = true;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64
+				": like its comparable comms, one of which is slower"
+				" (its echo, not a rank of its own): onset held\n",
+				c->hash, rd->seq);
 		return;
 	}
 	/*

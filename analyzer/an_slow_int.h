@@ -391,6 +391,12 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
  */
 bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			    int64_t iter, int ev);
+/*
+ * C is like its comparable comms (the same size and op) while one of them
+ * is slower than they are: C's slowdown is that comm's echo (the stages of
+ * a pipeline wait for the slowest one's data), no straggler of its own
+ */
+bool slow_echo(struct an *an, const struct an_comm *c, uint64_t sig);
 /* an incident of C whose sample named nobody ended: its cooldown ends too */
 void slow_unnamed_ended(struct an_comm *c, uint64_t now);
 /* C's sample waits for a neighbour's pending incident (SAMPLE_DEFER_NS at most) */

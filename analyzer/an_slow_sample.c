@@ -665,7 +665,14 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->arr_held_by = 0;
 			s->arr_rank = slow_block_first(c);
 		}
-		if (s->arr_cls) {
+		if (s->arr_cls == AN_S1 && slow_echo(an, c, s->pend.sig)) {
+			/* held as a host-wide onset is: said once this comm alone is slow */
+			s->ccld_hostwide = true;
+			if (an->debug)
+				fprintf(stderr, "an: slow comm %016" PRIx64 " sample: like"
+					" its comparable comms, one of which is slower: held\n",
+					c->hash);
+		} else if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
 		} else if (s->samp_in && s->samp_part + 1 < s->samp_nparts) {
 			next_part = true;	/* the straggler is not in this part */

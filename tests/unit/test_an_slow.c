@@ -599,6 +599,55 @@ static void test_comparable_group(void)
 	sim_fini(&s);
 }
 
+/*
+ * Four comms of one shape; from round 110 rank 2 of the first is 60 ms
+ * late, and the other three, whose rank 0 waits for data from it (a
+ * pipeline's later stages), are 15 ms late behind it.  The first is the
+ * root; the others are alike among themselves and well under the first:
+ * its echo, held (random job 287: the DP comms of stages 0 and 2 named
+ * ranks 0 and 8 as second roots beside the right one, stage 1's rank 4).
+ * With ECHO false the others are not slower (no fault reaches them): the
+ * same one verdict.
+ */
+static void comparable_echo(bool echo)
+{
+	const uint64_t comms[4] = { W, W + 1, W + 2, W + 3 };
+	const struct an_verdict *v;
+	uint64_t rng = 13, late[4];
+	struct sim s;
+	int i, j, r, roots = 0;
+
+	sim_init(&s, 30, 300);
+	for (j = 0; j < 4; j++)
+		sim_comm(&s, comms[j], 4, NULL);
+	for (i = 0; i < 140; i++)
+		for (j = 0; j < 4; j++) {
+			for (r = 0; r < 4; r++)
+				late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
+			if (i >= 110 && j == 0)
+				late[2] += 60 * MS;
+			else if (i >= 110 && echo)
+				late[0] += 15 * MS;
+			round_comm(&s, comms[j], s.now[0] + MS, late, 10 * MS);
+		}
+	for (i = 0; i < s.nv; i++) {
+		v = &s.v[i];
+		if (v->kind != AN_V_NEW || v->role != AN_ROOT)
+			continue;
+		roots++;
+		CHECK(v->comm == W);
+		CHECK_STR(sim_culprits(v), "2");
+	}
+	CHECK_INT(roots, 1);
+	sim_fini(&s);
+}
+
+static void test_comparable_echo(void)
+{
+	comparable_echo(true);
+	comparable_echo(false);
+}
+
 /* N retransmits on pid FROM's connection to pid TO, now */
 static void retransmits(struct sim *s, uint32_t from, uint32_t to, int n)
 {
@@ -1686,6 +1735,7 @@ int main(void)
 	test_recovery_while_sampled();
 	test_sample_after_unsaid_incident();
 	test_part_sample_wide_comm();
+	test_comparable_echo();
 	test_end_shared_with_later_op();
 	test_fleet_sample_no_hooks();
 	test_fleet_step_records_perturb();
