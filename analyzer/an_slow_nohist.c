@@ -100,13 +100,22 @@ bool slow_runahead(const struct an_slow *s)
 	return (uint64_t)__builtin_popcountll(s->exact_bits & mask) * 4 < n;
 }
 
-/* the rank with the shortest duration, and the gap to the next shortest */
-int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, double *gap)
+/*
+ * The rank with the shortest duration among those in mask (NULL: all), and
+ * the gap to the next shortest. A masked rank that step hooks did not see
+ * reach the op gives -1: its duration says nothing yet.
+ */
+static int32_t last_arriver_among(const struct an_comm *c, const struct slow_round *rd,
+				  const bool *mask, double *gap)
 {
 	double lo = INFINITY, lo2 = INFINITY;
 	int32_t k, last = -1;
 
 	for (k = 0; k < c->nranks; k++) {
+		if (mask && !mask[k])
+			continue;
+		if (mask && isnan(rd->after_hold[k]))
+			return -1;
 		if (rd->dur[k] < lo) {
 			lo2 = lo;
 			lo = rd->dur[k];
@@ -119,31 +128,9 @@ int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, 
 	return isfinite(*gap) ? last : -1;
 }
 
-/*
- * slow_last_arriver among the ranks a part sample hooks, where step hooks
- * showed each of them reach the op (-1: not all did)
- */
-static int32_t part_last_arriver(const struct an_comm *c, const struct slow_round *rd,
-				 double *gap)
+int32_t slow_last_arriver(const struct an_comm *c, const struct slow_round *rd, double *gap)
 {
-	double lo = INFINITY, lo2 = INFINITY;
-	int32_t k, last = -1;
-
-	for (k = 0; k < c->nranks; k++) {
-		if (!c->slow->samp_in[k])
-			continue;
-		if (isnan(rd->after_hold[k]))
-			return -1;
-		if (rd->dur[k] < lo) {
-			lo2 = lo;
-			lo = rd->dur[k];
-			last = k;
-		} else if (rd->dur[k] < lo2) {
-			lo2 = rd->dur[k];
-		}
-	}
-	*gap = lo2 - lo;
-	return isfinite(*gap) ? last : -1;
+	return last_arriver_among(c, rd, NULL, gap);
 }
 
 uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap)
@@ -176,16 +163,12 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 			s->samp_iter_slow = true;
 		}
 	}
-	if (s->samp_in) {
-		/* a part of the comm hooked: its arrivals among themselves */
-		if ((last = part_last_arriver(c, rd, &gap)) < 0)
-			return;
-		slow_note_block(s, rd, c->nranks);
-	} else {
-		if (rd->narr < (uint32_t)c->nranks || (last = slow_last_arriver(c, rd, &gap)) < 0)
-			return;
-		slow_note_block(s, rd, c->nranks);
-	}
+	/* a part sample (samp_in) judges its hooked ranks' arrivals among themselves */
+	if (!s->samp_in && rd->narr < (uint32_t)c->nranks)
+		return;
+	if ((last = last_arriver_among(c, rd, s->samp_in, &gap)) < 0)
+		return;
+	slow_note_block(s, rd, c->nranks);
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;

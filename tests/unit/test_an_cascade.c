@@ -439,6 +439,24 @@ static void test_gpu_in_p2p_unseen(void)
 }
 
 /*
+ * Ranks 0-3 enter A's op, which no proxy data places, then B's, which
+ * completes: each of their GPUs may be held in A from then on.
+ */
+static void enter_a_after_b(struct sim *s)
+{
+	struct an_op ops[4];
+	int r;
+
+	for (r = 0; r < 4; r++)
+		sim_call(s, A, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		ops[r] = sim_call(s, B, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++)
+		sim_complete(s, &ops[r]);
+	sim_step(s, 200000);
+}
+
+/*
  * Random job 299: rank 3's GPU stops.  A = {0..3} is intra-node (no proxy
  * data), so A's stall lists ranks 0-3.  Each rank k of A then launched
  * its DP op D(k) = {k,k+4}: its peer's data came and its GPU, held in A
@@ -454,19 +472,12 @@ static void test_gpu_not_ready_behind_intranode(void)
 {
 	struct sim s;
 	const struct an_verdict *v;
-	struct an_op ops[4];
 	int k, r;
 
 	job(&s);
 	iteration(&s);
 	iteration(&s);
-	for (r = 0; r < 4; r++)
-		sim_call(&s, A, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 4; r++)
-		ops[r] = sim_call(&s, B, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 4; r++)
-		sim_complete(&s, &ops[r]);
-	sim_step(&s, 200000);
+	enter_a_after_b(&s);
 	for (k = 0; k < 4; k++) {
 		for (r = 0; r < 2; r++)
 			sim_call(&s, D(k), r, CCLD_FN_ALLREDUCE, 1 << 22, 7);
@@ -502,7 +513,6 @@ static void gpu_not_ready_claims(bool world)
 	static const int gw[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct sim s;
 	const struct an_verdict *v;
-	struct an_op ops[4];
 	int k, r;
 
 	job(&s);
@@ -511,13 +521,7 @@ static void gpu_not_ready_claims(bool world)
 	sim_round(&s, W, CCLD_FN_ALLREDUCE, 1 << 20, 7);
 	iteration(&s);
 	sim_round(&s, W, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 4; r++)
-		sim_call(&s, A, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 4; r++)
-		ops[r] = sim_call(&s, B, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
-	for (r = 0; r < 4; r++)
-		sim_complete(&s, &ops[r]);
-	sim_step(&s, 200000);
+	enter_a_after_b(&s);
 	for (k = 1; k < 4; k += world ? 4 : 2) {
 		for (r = 0; r < 2; r++)
 			sim_call(&s, D(k), r, CCLD_FN_ALLREDUCE, 1 << 22, 7);

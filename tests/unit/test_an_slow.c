@@ -562,29 +562,42 @@ static void test_s2_no_steps(void)
 }
 
 /*
+ * ROUNDS rounds of four comms of one shape (4 ranks, the same all-reduce,
+ * arrivals jittered by up to half a ms): from round 110 rank 2 of the
+ * first is FIRST_LATE late and rank 0 of each of the others OTHERS_LATE.
+ */
+static void comparable_rounds(struct sim *s, uint64_t rng, int rounds, uint64_t first_late,
+			      uint64_t others_late)
+{
+	const uint64_t comms[4] = { W, W + 1, W + 2, W + 3 };
+	uint64_t late[4];
+	int i, j, r;
+
+	sim_init(s, 30, 300);
+	for (j = 0; j < 4; j++)
+		sim_comm(s, comms[j], 4, NULL);
+	for (i = 0; i < rounds; i++)
+		for (j = 0; j < 4; j++) {
+			for (r = 0; r < 4; r++)
+				late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
+			if (i >= 110)
+				late[j ? 0 : 2] += j ? others_late : first_late;
+			round_comm(s, comms[j], s->now[0] + MS, late, 10 * MS);
+		}
+}
+
+/*
  * Four comms of one shape (4 ranks, the same all-reduce); rank 2 of the
  * first is late: its verdict says it is slower than its comparable group,
  * and the evidence gives the group's size and median.
  */
 static void test_comparable_group(void)
 {
-	const uint64_t comms[4] = { W, W + 1, W + 2, W + 3 };
 	const struct an_verdict *v = NULL;
-	uint64_t rng = 11, late[4];
 	struct sim s;
-	int i, j, r;
+	int i;
 
-	sim_init(&s, 30, 300);
-	for (j = 0; j < 4; j++)
-		sim_comm(&s, comms[j], 4, NULL);
-	for (i = 0; i < 113; i++)
-		for (j = 0; j < 4; j++) {
-			for (r = 0; r < 4; r++)
-				late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
-			if (j == 0 && i >= 110)
-				late[2] += 30 * MS;
-			round_comm(&s, comms[j], s.now[0] + MS, late, 10 * MS);
-		}
+	comparable_rounds(&s, 11, 113, 30 * MS, 0);
 	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
 	for (i = 0; i < s.nv; i++)
 		if (s.v[i].kind == AN_V_NEW)
@@ -611,25 +624,11 @@ static void test_comparable_group(void)
  */
 static void comparable_echo(bool echo)
 {
-	const uint64_t comms[4] = { W, W + 1, W + 2, W + 3 };
 	const struct an_verdict *v;
-	uint64_t rng = 13, late[4];
 	struct sim s;
-	int i, j, r, roots = 0;
+	int i, roots = 0;
 
-	sim_init(&s, 30, 300);
-	for (j = 0; j < 4; j++)
-		sim_comm(&s, comms[j], 4, NULL);
-	for (i = 0; i < 140; i++)
-		for (j = 0; j < 4; j++) {
-			for (r = 0; r < 4; r++)
-				late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
-			if (i >= 110 && j == 0)
-				late[2] += 60 * MS;
-			else if (i >= 110 && echo)
-				late[0] += 15 * MS;
-			round_comm(&s, comms[j], s.now[0] + MS, late, 10 * MS);
-		}
+	comparable_rounds(&s, 13, 140, 60 * MS, echo ? 15 * MS : 0);
 	for (i = 0; i < s.nv; i++) {
 		v = &s.v[i];
 		if (v->kind != AN_V_NEW || v->role != AN_ROOT)
