@@ -573,6 +573,30 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 			": the sample is about this one\n", c->hash, was, rd->seq);
 }
 
+/*
+ * A verdict that rests on who arrives last (CCL-D's onset where the CPUs
+ * run ahead, a comparable group's deviant) needs ARR_MIN_ROUNDS sampled
+ * rounds with every arrival.  Where the comm's rounds come slower than
+ * that many per SAMPLE_NS (a job slowed to a few steps a second), the
+ * sample holds on until so many rounds ended, SAMPLE_MAX_NS at most, unless
+ * its send steps already show a slow link (random job 297: a group sample
+ * of a 4-rank comm ended after 2 rounds, none with every arrival: no
+ * verdict).  Rounds that end and lack arrivals (a rank the hooks cannot
+ * time) do not hold it.
+ */
+static bool few_rounds(const struct an_comm *c, uint64_t now)
+{
+	const struct an_slow *s = c->slow;
+	double rate, med, z, lat = NAN, lat_med = NAN;
+	int32_t rank;
+
+	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || s->samp_rounds >= ARR_MIN_ROUNDS ||
+	    now - s->samp_t0 >= SAMPLE_MAX_NS)
+		return false;
+	slow_sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
+	return !(rank >= 0 && slow_link_outlier(c, rank, lat, lat_med));
+}
+
 /* the sample is long enough (or timed out): rates, then the verdict */
 static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 {
@@ -598,7 +622,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		want += an_slow_rank_sampled(c, k);
 	}
 	if ((ready < want && now - s->samp_t0 < SAMPLE_MAX_NS) ||
-	    slow_survey_short(s, now))
+	    slow_survey_short(s, now) || few_rounds(c, now))
 		return;
 	s->have_srate = timed >= 2;
 	an_suspect_comm(an, c, false, true, UINT32_MAX, 0);

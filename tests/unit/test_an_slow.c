@@ -1633,6 +1633,61 @@ static void test_sample_after_unsaid_incident(void)
 }
 
 /*
+ * A run-ahead comm's onset, its rounds 300 ms apart (a job slowed to a few
+ * steps a second): at SAMPLE_NS its step sample has every send step it
+ * wants but 2 rounds, too few to tell who arrives last (ARR_MIN_ROUNDS),
+ * and no slow link: it holds on until 4 rounds ended (random job 297: a
+ * group sample ended after 2 rounds, no verdict).  With ROUNDS false none
+ * ends: it holds on to SAMPLE_MAX_NS, no longer.
+ */
+static void sample_slow_rounds(bool rounds)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, zero[4] = { 0, 0, 0, 0 };
+	struct sim s;
+	struct an_comm *c = learned_comm(&s, 5);
+
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
+		uint64_t op = 200, t0;
+		int i;
+
+		sl->njudged = 64;
+		sl->exact_bits = 0;
+		rd.t_end = s.now[0];
+		slow_ccld_event(s.an, c, &rd, 110, SL_EV_ONSET);
+		CHECK(c->sampling);
+		t0 = sl->samp_t0;
+		proxy_round(&s, op++, fast, true);
+		for (i = 0; i < 4; i++) {
+			if (rounds)
+				round_busy(&s, s.now[0] + MS, zero, 300 * MS);
+			else
+				s.now[0] += 300 * MS;
+			an_clock(s.an, s.host_id[0], s.now[0]);
+			CHECK(s.now[0] - t0 > SAMPLE_NS || i == 0);
+			/* the 4th round ends it */
+			CHECK(c->sampling == !(rounds && i == 3));
+		}
+		s.now[0] = t0 + SAMPLE_MAX_NS + MS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+		CHECK(!c->sampling);
+		CHECK_INT(s.nv, 0);	/* no arrival: nobody named */
+	}
+	sim_fini(&s);
+}
+
+static void test_sample_holds_for_rounds(void)
+{
+	sample_slow_rounds(true);
+}
+
+static void test_sample_holds_to_max(void)
+{
+	sample_slow_rounds(false);
+}
+
+/*
  * A comm of 8 processes on one host, its CPUs running ahead: its onset's
  * verdict waits for a step sample, and 8 processes are more than may be
  * hooked at once (SAMPLE_MAX_LOCAL).  It is sampled 4 processes at a time:
@@ -1731,6 +1786,8 @@ static void test_cooldown_after_unnamed_rise(void)
 int main(void)
 {
 	test_cooldown_after_unnamed_rise();
+	test_sample_holds_for_rounds();
+	test_sample_holds_to_max();
 	test_recovery_while_sampled();
 	test_sample_after_unsaid_incident();
 	test_part_sample_wide_comm();
