@@ -381,6 +381,8 @@ double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, doubl
 double slow_link_excess(const struct an_comm *c, int32_t rank, double lat, double lat_med);
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med);
+/* slow_sampled_s2's rank where its link is an outlier (slow_link_outlier), else -1 */
+int32_t slow_sampled_outlier(const struct an_comm *c, double *lat, double *lat_med);
 bool slow_can_sample(const struct an *an, struct an_comm *c, uint64_t now);
 const char *slow_sample_refusal(const struct an *an, struct an_comm *c, uint64_t now);
 void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,

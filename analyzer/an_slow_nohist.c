@@ -263,14 +263,14 @@ int32_t slow_arrival_culprit(const struct an_comm *c, double *share, double *gap
 double slow_link_cost(const struct an_comm *c, int32_t *rank, double *lat, double *lat_med)
 {
 	const struct an_slow *s = c->slow;
-	double rate, med, z, steps;
+	double steps;
 	int32_t k;
 
 	*rank = -1;
 	*lat = *lat_med = NAN;
 	if (s->have_srate)
-		slow_sampled_s2(c, rank, &rate, &med, &z, lat, lat_med);
-	if (*rank < 0 || !slow_link_outlier(c, *rank, *lat, *lat_med))
+		*rank = slow_sampled_outlier(c, lat, lat_med);
+	if (*rank < 0)
 		return NAN;
 	k = *rank;
 	steps = s->samp_rounds ?

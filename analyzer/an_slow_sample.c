@@ -119,6 +119,16 @@ void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, doubl
 	free(scratch);
 }
 
+int32_t slow_sampled_outlier(const struct an_comm *c, double *lat, double *lat_med)
+{
+	double rate, med, z;
+	int32_t rank;
+
+	*lat = *lat_med = NAN;
+	slow_sampled_s2(c, &rank, &rate, &med, &z, lat, lat_med);
+	return rank >= 0 && slow_link_outlier(c, rank, *lat, *lat_med) ? rank : -1;
+}
+
 /* ---- a sample's processes beyond its comm's ------------------------------ */
 
 /* has C's sample process PROC (nonzero): a rank's, or an extra one? */
@@ -587,14 +597,12 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 static bool few_rounds(const struct an_comm *c, uint64_t now)
 {
 	const struct an_slow *s = c->slow;
-	double rate, med, z, lat = NAN, lat_med = NAN;
-	int32_t rank;
+	double lat, lat_med;
 
 	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || s->samp_rounds >= ARR_MIN_ROUNDS ||
 	    now - s->samp_t0 >= SAMPLE_MAX_NS)
 		return false;
-	slow_sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
-	return !(rank >= 0 && slow_link_outlier(c, rank, lat, lat_med));
+	return slow_sampled_outlier(c, &lat, &lat_med) < 0;
 }
 
 /* the sample is long enough (or timed out): rates, then the verdict */
@@ -754,12 +762,10 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		s->arr_rank = -1;
 	} else if (s->have_srate && sl_det_result(s->det)->active) {
 		/* after an S1 verdict: an update only if a link is slow too */
-		int32_t rank;
-		double rate, med, z, lat, lat_med;
+		double lat, lat_med;
+		int32_t rank = slow_sampled_outlier(c, &lat, &lat_med);
 
-		slow_sampled_s2(c, &rank, &rate, &med, &z, &lat, &lat_med);
-		if (rank >= 0 && slow_link_outlier(c, rank, lat, lat_med) &&
-		    rank != sl_det_result(s->det)->s1_rank)
+		if (rank >= 0 && rank != sl_det_result(s->det)->s1_rank)
 			slow_emit(an, c, &s->pend, s->pend_iter, SL_EV_UPDATE);
 	}
 	if (an->debug) {
