@@ -158,6 +158,129 @@ static void locate_coll_unaligned(struct an *an, struct an_comm *c,
 	an_val_i(st, "nranks", c->nranks);
 }
 
+/* ---- a call left out under run-ahead, from launch counts -------------- */
+
+/* RANK's collectives launched as memory holds them, -1 where not known so */
+static int64_t mem_launched(const struct an_rank *r)
+{
+	return live(r) && r->mem_only && !r->dead && r->entered >= 0 ? r->entered + 1 : -1;
+}
+
+/*
+ * How PROC's launches on each other comm compare with its peers', all
+ * known from memory: *SAME those where it launched as many as the most any
+ * peer did (*EXAMPLE one of them), the return value those where it did not
+ */
+static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
+				   uint32_t proc, uint32_t *same, const struct an_comm **example)
+{
+	uint32_t behind = 0;
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	*same = 0;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		int64_t mine = -1, most = -1;
+		uint32_t known = 0;
+		int32_t k;
+
+		if (o == c || !an_comm_has_proc(o, proc))
+			continue;
+		for (k = 0; k < o->nranks; k++) {
+			int64_t n = mem_launched(&o->r[k]);
+
+			if (n < 0)
+				continue;
+			known++;
+			if (o->r[k].proc == proc)
+				mine = n;
+			else if (n > most)
+				most = n;
+		}
+		if (mine < 0 || most < 0 || known < 2 || !mine)
+			continue;
+		if (mine == most) {
+			(*same)++;
+			*example = o;
+		} else {
+			behind++;
+		}
+	}
+	return behind;
+}
+
+/*
+ * A rank that left out a collective of C while its CPU ran on (PyTorch
+ * queues a whole step or two): attached late, memory holds launch counts
+ * only.  Its next call of C pairs with the one the others wait in, so it
+ * launched the stuck round too, and its GPU, behind an op of another comm
+ * that waits for a GPU stuck in C, never reaches it: every proxy reads
+ * "GPU not ready" somewhere.  What names it: it launched fewer of C's
+ * collectives than each other rank (all of them as many), while on every
+ * other comm it shares it launched as many as its peers, so its CPU
+ * stopped where theirs did, a call of C short.  A CPU a step behind
+ * (its GPU stalled) is behind on its other comms too.  Random job 184:
+ * rank 1 left out a step's loss all-reduce; H3 named rank 0 before.
+ */
+static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	const struct an_comm *o = NULL;
+	int64_t most = -1, fewer = -1;
+	uint32_t nmost = 0, nknown = 0, same;
+	int32_t i, x = -1;
+	char buf[384];
+
+	for (i = 0; i < c->nranks; i++) {
+		int64_t n = mem_launched(&c->r[i]);
+
+		if (!live(&c->r[i]))
+			continue;
+		if (n < 0 || proc_down(an, &c->r[i]))
+			return false;	/* counts not all from memory, or a rank cannot run */
+		nknown++;
+		if (n > most) {
+			most = n;
+			nmost = 0;
+		}
+		nmost += n == most;
+	}
+	if (nknown < 3 || nmost != nknown - 1)
+		return false;
+	for (i = 0; i < c->nranks; i++)
+		if (live(&c->r[i]) && mem_launched(&c->r[i]) < most) {
+			x = i;
+			fewer = mem_launched(&c->r[i]);
+		}
+	/* it launched the stuck round: else H1 "never entered" named it */
+	if (x < 0 || fewer <= st->seq ||
+	    other_comms_behind(an, c, c->r[x].proc, &same, &o) || !same)
+		return false;
+	st->cls = AN_H1;
+	st->nwait = 0;
+	for (i = 0; i < c->nranks; i++)
+		if (live(&c->r[i]) && i != x)
+			add_wait(an, st, i);
+	add_cul(an, st, x);
+	loc_rank_list(st, st->cul, st->ncul);
+	an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
+		" of comm %016" PRIx64 "'s collectives where the %u other ranks launched"
+		" %" PRId64 ", while on comm %016" PRIx64 "%s it launched as many as its"
+		" peers (NCCL's counts, read from memory), so its CPU stopped where"
+		" theirs did; its later calls pair with their earlier ones, and they"
+		" wait in %s seq %" PRId64 " (%s)", most - fewer,
+		most - fewer == 1 ? "" : "s", fewer, c->hash, nknown - 1, most, o->hash,
+		same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
+		loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
+	an_val_i(st, "nranks", c->nranks);
+	an_val_i(st, "skipped", most - fewer);
+	an_val_i(st, "culprit_seq", fewer - 1);
+	an_val_s(st, "source", "memory");
+	loc_thread_vals(an, &c->r[x], st);
+	return true;
+}
+
 void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	int64_t lo = INT64_MAX, hi = -1, sb = INT64_MAX;
@@ -298,5 +421,7 @@ void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 		loc_blocked_inside(an, c, st);
 		return;
 	}
+	if (loc_skipped_call(an, c, st))
+		return;
 	loc_h3(an, c, st);
 }

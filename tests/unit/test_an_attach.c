@@ -428,6 +428,81 @@ static void test_skip_under_runahead(void)
 	sim_fini(&s);
 }
 
+/*
+ * Random job 184, attached late: ranks 0-3 share W (the loss all-reduce),
+ * pairs {0,1} and {2,3} a DP comm each.  Rank 1 left out W's all-reduce of
+ * a step and its CPU ran on: it launched 183 of W's collectives where the
+ * others launched 184, and as many as its DP peer (184).  Its next
+ * all-reduce is the one the others wait in (seq 182, their recv from it
+ * starving), queued on its GPU behind a DP p2p op that waits for rank 0,
+ * whose GPU is in W: everyone entered seq 182, yet rank 1 skipped a call.
+ * CONFIRM false: its DP comm is not known, nothing shows its CPU stopped
+ * where the others' did (a CPU a step behind has fewer launches too).
+ */
+static void skip_case(bool confirm)
+{
+	const uint64_t D0 = 0x00000000000e0001ull, D1 = 0x00000000000e0002ull;
+	static const int g0[2] = { 0, 1 }, g1[2] = { 2, 3 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[6];
+	int r, q, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, D0, 2, g0);
+	sim_comm(&s, D1, 2, g1);
+	for (r = 0; r < 4; r++) {
+		sim_launched(&s, W, r, r == 1 ? 183 : 184);
+		if (confirm || r != 1)
+			sim_launched(&s, r < 2 ? D0 : D1, r % 2, 184);
+	}
+	/* W: rank 1's sends wait for its GPU; the others' recv from it starves */
+	for (r = 0; r < 4; r++) {
+		for (n = 0, q = 0; q < 4; q++) {
+			if (q == r)
+				continue;
+			if (r == 1)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 182);
+			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, 182) :
+					  sub(q, AN_RECV, 4, 4, 4, 0, 182);
+		}
+		snap(&s, W, r, p, (size_t)n);
+	}
+	/* the DP comms: seq 183 open everywhere; rank 1's GPU in a p2p op before it */
+	for (r = 0; r < 4; r++) {
+		uint64_t d = r < 2 ? D0 : D1;
+
+		n = 0;
+		p[n++] = sub(1 - r % 2, AN_SEND, 4, 0, 0, 0, 183);
+		p[n++] = sub(1 - r % 2, AN_RECV, 4, 0, 0, 0, 183);
+		p[n] = sub(1 - r % 2, r == 1 ? AN_RECV : AN_SEND, 4, 0, 0, 0, 0);
+		p[n++].op = 0x5bc;	/* a p2p op id is even */
+		if (confirm || r != 1)
+			snap(&s, d, r % 2, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v && confirm) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "left out 1 call of this comm") != NULL);
+		CHECK_INT(sim_val_i(v, "skipped"), 1);
+		CHECK_STR(sim_val_s(v, "source"), "memory");
+	} else if (v) {
+		CHECK(v->cls != AN_H1);
+	}
+	sim_fini(&s);
+}
+
+static void test_skip_seen_from_counts(void)
+{
+	skip_case(true);
+	skip_case(false);
+}
+
 /* the version-2 records round-trip; version 1 still decodes */
 static void test_wire(void)
 {
@@ -665,6 +740,7 @@ int main(void)
 	test_dead_peer();
 	test_untraced_said();
 	test_skip_under_runahead();
+	test_skip_seen_from_counts();
 	test_cycle_sender_unseen();
 	test_stopped_before_attach();
 	test_wire();
