@@ -568,6 +568,8 @@ void an_locate(struct an *an, struct an_comm *c);
 enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN, AN_HOLD_MEM, AN_HOLD_MEM_AT };
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t);
+/* how many of RK's open ops (distinct) its flows show its GPU executing; *OP the first */
+uint32_t an_ops_executing(const struct an_rank *rk, uint64_t *op);
 /*
  * an_locate_gpu.c: where the GPU of each process of the N comms CS is
  * (an_proc.gpu_known, gpu_comm, gpu_op); bumps an->gpu_gen on a change

@@ -163,6 +163,24 @@ static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
 	return starving;
 }
 
+uint32_t an_ops_executing(const struct an_rank *rk, uint64_t *op)
+{
+	uint32_t i, j, n = 0;
+
+	*op = 0;
+	for (i = 0; i < rk->nsubs; i++) {
+		uint64_t o = rk->subs[i].op;
+
+		for (j = 0; j < i && rk->subs[j].op != o; j++)
+			;
+		if (j < i || !o || !gpu_in_op(rk, o))
+			continue;	/* seen already, or not executing */
+		if (!n++)
+			*op = o;
+	}
+	return n;
+}
+
 /*
  * What rank R of C has pending, for its process's GPU position: the
  * oldest proxy op with an unfinished sub (AN_HOLD_OPEN, *OP, *T when it was

@@ -408,23 +408,137 @@ static bool rank_has_op(const struct an_rank *rk, uint64_t op)
  * not left.  Q did not post the send R waits for before that collective:
  * the two GPUs wait for each other for good.
  */
+/* RK holds sends of OP and its GPU produced none of them: it has not reached OP */
+static bool op_unreached(const struct an_rank *rk, uint64_t op)
+{
+	uint32_t i, nsend = 0;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *s = &rk->subs[i];
+
+		if (s->op != op || s->dir != AN_SEND)
+			continue;
+		if (s->transmitted || s->done)
+			return false;
+		nsend++;
+	}
+	return nsend > 0;
+}
+
+/*
+ * An open collective op of RK (read from memory) into which rank Q's data
+ * has arrived while RK's GPU has not reached it: Q's GPU has.  Its id, 0
+ * if none.
+ */
+static uint64_t coll_data_from(const struct an_rank *rk, int32_t q)
+{
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *s = &rk->subs[i];
+
+		if (s->op && an_coll_op(s->op) && s->from_mem && s->dir == AN_RECV &&
+		    s->peer == q && s->received && sub_open(s) && op_unreached(rk, s->op))
+			return s->op;
+	}
+	return 0;
+}
+
+/* does another comm than C place the GPU of RK's process (memory only) in an op of its own? */
+static bool gpu_claimed_elsewhere(const struct an *an, const struct an_comm *c,
+				  const struct an_rank *rk)
+{
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		uint64_t op, t;
+		int32_t k;
+
+		if (o == c)
+			continue;
+		for (k = 0; k < o->nranks; k++)
+			if (o->r[k].proc == rk->proc &&
+			    an_rank_pending(o, k, &op, &t) == AN_HOLD_MEM_AT)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * The same crossing where an intra-node comm of R's process leaves its
+ * GPU's position unknown (no proxy data places its ops): R's flows show
+ * its GPU in P and in no other op, and Q's data of a collective of this
+ * comm that R's GPU has not reached (it produced none of its sends: so
+ * launched after P) has arrived: Q's GPU went past where its send
+ * belongs, and a posted receive takes data whatever its GPU does.  (Random job 185: rank 3 left its pipeline send
+ * to rank 7 out, rank 7's GPU waits in that group's receive, rank 3's
+ * data of the loss all-reduce after it came.)  A GPU truly held in the
+ * intra-node op before P shows the same flows only where P has no send
+ * of its own; its comparable ranks then show the same, each toward its own
+ * sender: loc_t4 takes this only where every such rank names one sender.
+ */
+static bool p2p_crossing_unplaced(const struct an *an, struct an_comm *c, int32_t r,
+				  const struct an_progress *p)
+{
+	const struct an_rank *rk = &c->r[r];
+	uint64_t at;
+
+	return an_ops_executing(rk, &at) == 1 && at == p->op && p->from_mem &&
+	       coll_data_from(rk, p->peer) && !gpu_claimed_elsewhere(an, c, rk);
+}
+
 static bool p2p_crossing(const struct an *an, struct an_comm *c, int32_t r,
-			 const struct an_progress *p, int64_t seq)
+			 const struct an_progress *p, int64_t seq, bool *unplaced)
 {
 	const struct an_proc *pr = an_proc_of(an, &c->r[r]), *pq;
 	const struct an_progress *sp;
 
+	*unplaced = false;
 	if (p->dir != AN_RECV || !p->op || an_coll_op(p->op) || p->received ||
-	    p->peer < 0 || p->peer >= c->nranks || p->peer == r)
-		return false;
-	if (!pr || !pr->gpu_known || pr->gpu_comm != c || pr->gpu_op != p->op)
-		return false;
-	pq = an_proc_of(an, &c->r[p->peer]);
-	if (!pq || !pq->gpu_known || pq->gpu_comm != c || !an_coll_op(pq->gpu_op) ||
-	    !rank_has_op(&c->r[r], pq->gpu_op))
+	    p->peer < 0 || p->peer >= c->nranks || p->peer == r || !pr)
 		return false;
 	sp = peer_sub(c, p, r, AN_SEND, seq);
-	return !sp || (!sp->transmitted && !sp->done);
+	if (sp && (sp->transmitted || sp->done))
+		return false;
+	if (!pr->gpu_known) {
+		*unplaced = p2p_crossing_unplaced(an, c, r, p);
+		return *unplaced;
+	}
+	if (pr->gpu_comm != c || pr->gpu_op != p->op)
+		return false;
+	pq = an_proc_of(an, &c->r[p->peer]);
+	return pq && pq->gpu_known && pq->gpu_comm == c && an_coll_op(pq->gpu_op) &&
+	       rank_has_op(&c->r[r], pq->gpu_op);
+}
+
+/*
+ * The first open receive of C that shows a crossing (p2p_crossing), in *K:
+ * UNPLACED_ONLY, one placed by its flows alone (Table 4 does not weigh
+ * such a receive: a p2p sub counts where its GPU is known to be in it);
+ * OTHER >= 0, one that waits for another sender than OTHER.  False: none.
+ */
+static bool find_crossing(const struct an *an, struct an_comm *c, int64_t seq,
+			  bool unplaced_only, int32_t other, struct pick *k)
+{
+	int32_t r;
+	uint32_t i;
+	bool unplaced;
+
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; i < c->r[r].nsubs; i++) {
+			const struct an_progress *p = &c->r[r].subs[i];
+
+			if ((other < 0 || p->peer != other) && sub_open(p) &&
+			    p2p_head(&c->r[r], p) && p2p_crossing(an, c, r, p, seq, &unplaced) &&
+			    (unplaced || !unplaced_only)) {
+				*k = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
+				return true;
+			}
+		}
+	return false;
 }
 
 /*
@@ -459,6 +573,40 @@ static void nd_flow_into(const struct an *an, struct an_comm *c, int32_t r,
 }
 
 /*
+ * The crossing's verdict: Q never posted, before a collective, the send
+ * rank R's GPU waits for (H1); UNPLACED: R's GPU placed by its flows alone
+ */
+static void say_crossing(struct an *an, struct an_comm *c, struct an_status *st,
+			 const struct pick *k, bool unplaced)
+{
+	const struct an_rank *q = &c->r[k->p->peer];
+	/* where the sender's GPU is; unplaced: the collective its data came from */
+	int64_t qseq = unplaced ? an_op_seq(&c->r[k->rank], coll_data_from(&c->r[k->rank],
+									    k->p->peer)) :
+				  an_op_seq(q, an_proc_of(an, q)->gpu_op);
+
+	st->cls = AN_H1;
+	st->p2p_cross = true;
+	add_cul(an, st, k->p->peer);
+	an_text(st, "rank %d did not send to rank %d before the collective %s",
+		k->p->peer, k->rank, unplaced ?
+		"whose data it has sent" : "its GPU is in");
+	if (qseq >= 0)
+		an_text(st, " (seq %" PRId64 ")", qseq);
+	an_text(st, ": rank %d's GPU waits in a receive from it (channel %d, nothing"
+		" received) launched before that collective, which it has not reached;"
+		" the streams' orders cross (a skipped or reordered send)",
+		k->rank, k->p->channel);
+	an_val_i(st, "channel", k->p->channel);
+	an_val_i(st, "peer", k->rank);
+	an_val_s(st, "dir", "send");
+	an_val_s(st, "state", "not posted before the collective");
+	if (unplaced)
+		an_text(st, " (rank %d's data of it arrived; its GPU's place among"
+			" its intra-node ops is not known)", k->p->peer);
+}
+
+/*
  * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
  * Table 4 names the state.  Network evidence (a send that left and was
  * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
@@ -473,6 +621,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
 	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 }, behind = { .rank = -1 };
 	struct pick cross = { .rank = -1 };
+	bool cross_unplaced = false;
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
@@ -514,12 +663,17 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 					if (lost.rank < 0)
 						lost = (struct pick){ r, p,
 							AN_T4_NOT_DELIVERED, false };
+				} else if (cross.rank < 0 &&
+					   p2p_crossing(an, c, r, p, st->seq, &cross_unplaced)) {
+					/* a sender that shows no side of it may still be unseen */
+					cross = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
+					if (unseen.rank < 0 && !peer_sub(c, p, r, AN_SEND, st->seq))
+						unseen = (struct pick){ r, p,
+							AN_T4_NOT_DELIVERED, true };
 				} else if (unseen.rank < 0 && p->dir == AN_RECV &&
 					   !peer_sub(c, p, r, AN_SEND, st->seq)) {
 					unseen = (struct pick){ r, p,
 						AN_T4_NOT_DELIVERED, true };
-				} else if (cross.rank < 0 && p2p_crossing(an, c, r, p, st->seq)) {
-					cross = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
 				} else if (behind.rank < 0 && p->dir == AN_RECV &&
 					   sender_behind(an, c, p->peer, st->seq)) {
 					behind = (struct pick){ r, p,
@@ -556,6 +710,20 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		if (gpu_send && !ff[r].starving && quiet.rank < 0)
 			quiet = (struct pick){ r, gs, AN_T4_GPU_NOT_READY, false };
 	}
+	if (cross.rank < 0)
+		cross_unplaced = find_crossing(an, c, st->seq, true, -1, &cross);
+	/*
+	 * A crossing stands only where every receive that shows one waits for
+	 * the same sender.  Where several ranks' receives show one, each
+	 * toward its own sender, the flows that place their GPUs mislead: a
+	 * snapshot holds a connection's oldest op, so a later group's receive
+	 * shows without its sends (queued behind another op's), and the GPUs
+	 * are elsewhere (random job 149: a stalled GPU, and both ranks of the
+	 * last stage seemed to wait in their next group's receive).
+	 */
+	if (cross.rank >= 0 &&
+	    find_crossing(an, c, st->seq, false, cross.p->peer, &(struct pick){ .rank = -1 }))
+		cross.rank = -1;
 	if (!any) {
 		free(ff);
 		return false;
@@ -660,24 +828,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
 	} else if (cross.rank >= 0) {
-		const struct an_proc *pq = an_proc_of(an, &c->r[cross.p->peer]);
-		int64_t qseq = an_op_seq(&c->r[cross.p->peer], pq->gpu_op);
-
-		st->cls = AN_H1;
-		st->p2p_cross = true;
-		add_cul(an, st, cross.p->peer);
-		an_text(st, "rank %d did not send to rank %d before the collective its GPU is in",
-			cross.p->peer, cross.rank);
-		if (qseq >= 0)
-			an_text(st, " (seq %" PRId64 ")", qseq);
-		an_text(st, ": rank %d's GPU waits in a receive from it (channel %d, nothing"
-			" received) launched before that collective, which it has not reached;"
-			" the streams' orders cross (a skipped or reordered send)",
-			cross.rank, cross.p->channel);
-		an_val_i(st, "channel", cross.p->channel);
-		an_val_i(st, "peer", cross.rank);
-		an_val_s(st, "dir", "send");
-		an_val_s(st, "state", "not posted before the collective");
+		say_crossing(an, c, st, &cross, cross_unplaced);
 	} else if ((unseen.rank >= 0 || behind.rank >= 0) && !(gpu_idle && gpu.p) &&
 		   quiet.rank < 0) {
 		/*

@@ -503,6 +503,95 @@ static void test_skip_seen_from_counts(void)
 	skip_case(false);
 }
 
+/*
+ * Random job 185, attached late: W is the world comm of a 2-stage
+ * pipeline, ranks 0,1 the first stage, 2,3 the second; every rank launched
+ * 21 collectives and the 4 wait in seq 20 (the loss all-reduce).
+ * NS_SKIP: rank 1 left its pipeline send to rank 3 out of a step's group
+ * and ran on.  Rank 3's GPU is in that group's receive (p2p op 0x3c: its
+ * send left, its receive from rank 1 starving), while rank 1's data of
+ * seq 20, which rank 3's GPU has not reached, has arrived: rank 1's GPU
+ * went past where that send belongs.  NS_SKIP_INTRA: the same with an
+ * intra-node comm D of ranks 2 and 3 (no proxy data), which leaves their
+ * GPUs' places unknown, as in job 185.  NS_STALL: no skip, rank 3's GPU
+ * stalled before the group (its next group's send and receive both wait
+ * for it, as the other ranks' do): nobody is named H1.  NS_TWO: both
+ * second-stage ranks show such a receive, each from its own sender (a
+ * later group whose sends the snapshot does not show, behind an intra-node
+ * op): no H1 either.
+ */
+enum never_sent { NS_SKIP, NS_SKIP_INTRA, NS_STALL, NS_TWO };
+
+static void never_sent_case(enum never_sent mode)
+{
+	const uint64_t D = 0x00000000000f0001ull;
+	static const int gd[2] = { 2, 3 };
+	bool skip = mode == NS_SKIP || mode == NS_SKIP_INTRA;
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[8];
+	int r, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	if (mode != NS_SKIP && mode != NS_STALL) {
+		sim_comm(&s, D, 2, gd);
+		sim_launched(&s, D, 0, 30);
+		sim_launched(&s, D, 1, 30);
+	}
+	for (r = 0; r < 4; r++) {
+		int peer = r < 2 ? r + 2 : r - 2;
+
+		sim_launched(&s, W, r, 21);
+		n = 0;
+		if (r < 2) {
+			/* stage 0: its seq 20 data left; nothing from stage 1 */
+			p[n++] = sub(2, AN_RECV, 4, 0, 0, 0, 20);
+			p[n++] = sub(3, AN_RECV, 4, 0, 0, 0, 20);
+		} else {
+			/* stage 1: stage 0's data came, its own GPU not there */
+			p[n++] = sub(0, AN_SEND, 4, 0, 0, 0, 20);
+			p[n++] = sub(1, AN_SEND, 4, 0, 0, 0, 20);
+			p[n++] = sub(0, AN_RECV, 4, 4, 4, 0, 20);
+			p[n++] = sub(1, AN_RECV, 4, 4, 4, 0, 20);
+		}
+		if ((skip && r == 3) || (mode == NS_TWO && r >= 2)) {
+			p[n] = sub(skip ? 1 : peer, AN_RECV, 4, 0, 0, 0, 0);
+			p[n++].op = 0x3c;
+		} else {
+			/* the next step's group: nothing produced yet */
+			p[n] = sub(peer, AN_SEND, 4, 0, 0, 0, 0);
+			p[n++].op = 0x40;
+			p[n] = sub(peer, AN_RECV, 4, 0, 0, 0, 0);
+			p[n++].op = 0x40;
+		}
+		snap(&s, W, r, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v && skip) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "rank 1 did not send to rank 3 before the collective") != NULL);
+		CHECK_INT(sim_val_i(v, "peer"), 3);
+		CHECK((strstr(v->text, "its intra-node ops is not known") != NULL) ==
+		      (mode == NS_SKIP_INTRA));
+	} else if (v) {
+		CHECK(v->cls != AN_H1);
+	}
+	sim_fini(&s);
+}
+
+static void test_send_never_posted(void)
+{
+	never_sent_case(NS_SKIP);
+	never_sent_case(NS_SKIP_INTRA);
+	never_sent_case(NS_STALL);
+	never_sent_case(NS_TWO);
+}
+
 /* the version-2 records round-trip; version 1 still decodes */
 static void test_wire(void)
 {
@@ -741,6 +830,7 @@ int main(void)
 	test_untraced_said();
 	test_skip_under_runahead();
 	test_skip_seen_from_counts();
+	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_stopped_before_attach();
 	test_wire();
