@@ -400,14 +400,6 @@ static bool rank_has_op(const struct an_rank *rk, uint64_t op)
 	return false;
 }
 
-/*
- * Stream orders that cross (a skipped or reordered send): rank R's GPU
- * waits in p2p receive P from Q, nothing received; Q's GPU is in a
- * collective of this comm that R launched too (its proxy holds it) and has
- * not reached, since it is held in P; and Q's send toward R, if open, has
- * not left.  Q did not post the send R waits for before that collective:
- * the two GPUs wait for each other for good.
- */
 /* RK holds sends of OP and its GPU produced none of them: it has not reached OP */
 static bool op_unreached(const struct an_rank *rk, uint64_t op)
 {
@@ -473,9 +465,10 @@ static bool gpu_claimed_elsewhere(const struct an *an, const struct an_comm *c,
  * its GPU in P and in no other op, and Q's data of a collective of this
  * comm that R's GPU has not reached (it produced none of its sends: so
  * launched after P) has arrived: Q's GPU went past where its send
- * belongs, and a posted receive takes data whatever its GPU does.  (Random job 185: rank 3 left its pipeline send
- * to rank 7 out, rank 7's GPU waits in that group's receive, rank 3's
- * data of the loss all-reduce after it came.)  A GPU truly held in the
+ * belongs, and a posted receive takes data whatever its GPU does.
+ * (Random job 185: rank 3 left its pipeline send to rank 7 out, rank 7's
+ * GPU waits in that group's receive, rank 3's data of the loss all-reduce
+ * after it came.)  A GPU truly held in the
  * intra-node op before P shows the same flows only where P has no send
  * of its own; its comparable ranks then show the same, each toward its own
  * sender: loc_t4 takes this only where every such rank names one sender.
@@ -490,6 +483,14 @@ static bool p2p_crossing_unplaced(const struct an *an, struct an_comm *c, int32_
 	       coll_data_from(rk, p->peer) && !gpu_claimed_elsewhere(an, c, rk);
 }
 
+/*
+ * Stream orders that cross (a skipped or reordered send): rank R's GPU
+ * waits in p2p receive P from Q, nothing received; Q's GPU is in a
+ * collective of this comm that R launched too (its proxy holds it) and has
+ * not reached, since it is held in P; and Q's send toward R, if open, has
+ * not left.  Q did not post the send R waits for before that collective:
+ * the two GPUs wait for each other for good.
+ */
 static bool p2p_crossing(const struct an *an, struct an_comm *c, int32_t r,
 			 const struct an_progress *p, int64_t seq, bool *unplaced)
 {
