@@ -485,6 +485,12 @@ void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
+/*
+ * an_hw.c: rank RANK of C runs on the GPU of another rank of C (the same
+ * host and PCI bus id; both read): the GPU time-slices their kernels, so
+ * which of them reaches an op first is its scheduler's order
+ */
+bool an_gpu_shared(const struct an *an, const struct an_comm *c, int32_t rank);
 /* an_setup.c: init / teardown calls that do not return (verdicts); freeing */
 void an_setup_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_detect.c: V to the sink, counted as a verdict or a recovery */

@@ -116,6 +116,20 @@ static int comm_ok(const struct ncclComm *comm)
 		}								\
 	} while (0)
 
+/*
+ * The PCI bus id of simulated GPU DEV in NCCL's encoding: 0000:18:00.0
+ * onwards, in PCI domain NCCL_HOSTID's hash (16 bits) where that is set.
+ * Each simulated host has GPUs of its own, so ranks of two simulated hosts
+ * on one machine never show one GPU (on a real machine, one bus id is one
+ * GPU, which ccld takes as shared between its ranks)
+ */
+static int64_t sim_bus_id(int dev)
+{
+	int64_t domain = getenv("NCCL_HOSTID") ? (int64_t)(sim_host_hash() & 0xffff) : 0;
+
+	return domain << 20 | (int64_t)(0x18 + dev) << 12;
+}
+
 /* Allocates COMM and joins its segment; the caller waits with sim_seg_wait. */
 static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t hash,
 				int nranks, int rank, int dev)
@@ -158,7 +172,7 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	comm->rank = rank;
 	comm->nRanks = nranks;
 	comm->cudaDev = dev;
-	comm->busId = (int64_t)(0x18 + dev) << 12;	/* 0000:18:00.0 onwards */
+	comm->busId = sim_bus_id(dev);
 	comm->nChannels = SIM_MAX_CHANNELS;
 	comm->sendStep = calloc(nsteps, sizeof(uint64_t));
 	comm->recvStep = calloc(nsteps, sizeof(uint64_t));

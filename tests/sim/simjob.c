@@ -269,9 +269,16 @@ int main(int argc, char **argv)
 				snprintf(num, sizeof(num), "simhost%d", r / o.ranks_per_host);
 				setenv("NCCL_HOSTID", num, 1);
 			} else {
-				/* a cluster of one-rank hosts: all over the network */
+				/*
+				 * a cluster of one-rank hosts: all over the
+				 * network; a GPU of its own for each rank
+				 * (NCCL refuses two ranks of one host on one
+				 * GPU; 16 ranks need more than the default 8)
+				 */
 				setenv("NCCL_P2P_DISABLE", "1", 1);
 				setenv("NCCL_SHM_DISABLE", "1", 1);
+				snprintf(num, sizeof(num), "%d", g_n);
+				setenv("CCLD_SIM_NGPUS", num, 0);
 			}
 			for (i = 0; i < o.nrenv; i++) {
 				const char *eq = strchr(o.renv[i], '=');

@@ -610,6 +610,61 @@ static void test_survey_p2p_burst(void)
 	job_fini(&j);
 }
 
+/*
+ * A survey whose sample shows global 5's GPU last in 36 of 40 rounds, 12 ms
+ * behind (a round every 40 ms): S1 where each rank has a GPU of its own;
+ * nobody where global 4 runs on the same GPU (the real-GPU acceptance's
+ * healthy job, two ranks on one H200: rank 0 last in 56 of 74 rounds,
+ * 2.36 ms behind, the GPU's turns between them)
+ */
+static void survey_gpu(bool shared)
+{
+	char gpu[32];
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+	int g;
+
+	job_init(&j);
+	for (g = 0; g < 8; g++) {
+		snprintf(gpu, sizeof(gpu), "%d 0000:%02x:00.0", g, 0x18 + (shared && g == 5 ? 4 : g));
+		an_proc_label(j.s.an, j.s.host_id[0], 100 + (uint32_t)g, AN_LABEL_GPU, gpu);
+	}
+	w = survey_world(&j, &sv);
+	if (w) {
+		for (g = 0; g < 8; g++) {
+			sv.last[g] = g == 5 ? 36 : g == 0 ? 4 : 0;
+			sv.gap[g] = g == 5 ? 36 * 12.0 * MS : g == 0 ? 4 * 0.1 * MS : 0;
+			sv.gmax[g] = g == 5 ? 13.0 * MS : g == 0 ? 0.1 * MS : 0;
+		}
+		CHECK_INT(an_gpu_shared(j.s.an, w, 5), shared);
+		CHECK(!an_gpu_shared(j.s.an, w, 0));
+		slow_survey_sampled(j.s.an, w, j.t);
+		if (shared) {
+			CHECK_INT(j.s.nv, 0);
+			CHECK(!sv.s.survey_open);
+		} else {
+			CHECK_INT(j.s.nv, 1);
+			CHECK_INT(j.s.v[0].cls, AN_S1);
+			CHECK_INT(j.s.v[0].ncul, 1);
+			CHECK_INT(j.s.v[0].cul[0].rank, 5);
+			CHECK(sv.s.survey_open);
+		}
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+static void test_survey_gpu_own(void)
+{
+	survey_gpu(false);
+}
+
+static void test_survey_gpu_shared(void)
+{
+	survey_gpu(true);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -626,5 +681,7 @@ int main(void)
 	test_p2p_straggler_attached_not();
 	test_survey_p2p_asked_again();
 	test_survey_p2p_burst();
+	test_survey_gpu_own();
+	test_survey_gpu_shared();
 	return check_finish("test_an_chain");
 }
