@@ -664,21 +664,24 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 					if (lost.rank < 0)
 						lost = (struct pick){ r, p,
 							AN_T4_NOT_DELIVERED, false };
-				} else if (cross.rank < 0 &&
-					   p2p_crossing(an, c, r, p, st->seq, &cross_unplaced)) {
-					/* a sender that shows no side of it may still be unseen */
-					cross = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
-					if (unseen.rank < 0 && !peer_sub(c, p, r, AN_SEND, st->seq))
+				} else {
+					bool crossing = cross.rank < 0 &&
+						p2p_crossing(an, c, r, p, st->seq,
+							     &cross_unplaced);
+
+					if (crossing)
+						cross = (struct pick){ r, p, AN_T4_NOT_STARTED,
+								       true };
+					/* a crossing's sender may still be unseen */
+					if (unseen.rank < 0 && p->dir == AN_RECV &&
+					    !peer_sub(c, p, r, AN_SEND, st->seq))
 						unseen = (struct pick){ r, p,
 							AN_T4_NOT_DELIVERED, true };
-				} else if (unseen.rank < 0 && p->dir == AN_RECV &&
-					   !peer_sub(c, p, r, AN_SEND, st->seq)) {
-					unseen = (struct pick){ r, p,
-						AN_T4_NOT_DELIVERED, true };
-				} else if (behind.rank < 0 && p->dir == AN_RECV &&
-					   sender_behind(an, c, p->peer, st->seq)) {
-					behind = (struct pick){ r, p,
-						AN_T4_NOT_DELIVERED, true };
+					else if (!crossing && behind.rank < 0 &&
+						 p->dir == AN_RECV &&
+						 sender_behind(an, c, p->peer, st->seq))
+						behind = (struct pick){ r, p,
+							AN_T4_NOT_DELIVERED, true };
 				}
 				continue;
 			}
