@@ -249,6 +249,25 @@ bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq)
 	return false;
 }
 
+/*
+ * Rank R cannot run (stopped, exited) with its op st->fn seq st->seq toward
+ * rank W entered, not finished, W's matching op entered too: R holds the
+ * pair, W (in st's waiters) waits on it
+ */
+static void stopped_in(struct an *an, const struct an_comm *c, struct an_status *st,
+		       int32_t r, int32_t w, bool aligned)
+{
+	char buf[384];
+
+	st->cls = AN_H1;
+	add_cul(an, st, r);
+	an_text(st, "rank %d stopped in %s seq %" PRId64 " toward rank %d on comm"
+		" %016" PRIx64 " (%s)%s; rank %d waits on it", r, an_fn_name(st->fn),
+		st->seq, w, c->hash, loc_proc_words(an, &c->r[r], buf, sizeof(buf)),
+		aligned ? "" : " (p2p counted from the attach)", w);
+	an_val_i(st, "peer", w);
+}
+
 void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	int32_t i, wr = -1, cr = -1;
@@ -315,15 +334,8 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 		 * cannot run (stopped, exited): it holds the pair, its
 		 * peer waits on it
 		 */
-		st->cls = AN_H1;
-		add_cul(an, st, wr);
 		add_wait(an, st, cr);
-		an_text(st, "rank %d stopped in %s seq %" PRId64 " toward rank %d on comm"
-			" %016" PRIx64 " (%s)%s; rank %d waits on it", wr,
-			an_fn_name(st->fn), wseq, cr, c->hash,
-			loc_proc_words(an, &c->r[wr], buf, sizeof(buf)),
-			aligned ? "" : " (p2p counted from the attach)", cr);
-		an_val_i(st, "peer", cr);
+		stopped_in(an, c, st, wr, cr, aligned);
 		return;
 	}
 	add_wait(an, st, wr);
@@ -334,7 +346,11 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 		int64_t theirs = q ? q->n[1 - wd] : 0;
 		const struct an_rank *pr = &c->r[cr];
 
-		if (theirs <= wseq || proc_down(an, pr)) {
+		if (theirs > wseq && proc_down(an, pr)) {
+			/* the peer entered its side of the pair and cannot run */
+			st->fn = wd ? CCLD_FN_SEND : CCLD_FN_RECV;
+			stopped_in(an, c, st, cr, wr, true);
+		} else if (theirs <= wseq) {
 			st->cls = AN_H1;
 			add_cul(an, st, cr);
 			an_text(st, "rank %d never entered the %s matching rank %d's"

@@ -347,28 +347,42 @@ static void test_p2p(void)
 }
 
 /*
- * Rank 0 is SIGSTOPped with its 4th send in flight, its peer's matching
- * recv in flight too: no op is unmatched, and the stopped rank holds the
- * pair (the first rank in flight is the stopped one, not a waiter)
+ * Rank STOPPED is SIGSTOPped with its 4th send (rank 0) or receive (rank 1)
+ * in flight, its peer's matching op in flight too: no op is unmatched, and
+ * the stopped rank holds the pair, whichever rank is met first.  Rank 1
+ * stopped: rank 0, met first, waits, and rank 1 did enter its receive
+ * (test_hang_scenarios sigstop-any in a CI run: "never entered the Send",
+ * where the stopped rank had posted it)
  */
-static void test_p2p_stopped(void)
+static void p2p_stopped(int32_t stopped)
 {
 	struct sim s;
 	const struct an_verdict *v;
+	char want[2] = { (char)('0' + stopped), 0 };
 
 	pp_rounds(&s, 3);
 	sim_p2p(&s, PP, 0, 1, 0, 4096, true);
 	sim_p2p(&s, PP, 1, 0, 1, 4096, true);
-	an_proc_state(s.an, s.host_id[0], 100, AN_PROC_STOPPED, 0, s.now[0]);
+	an_proc_state(s.an, s.host_id[0], 100 + (uint32_t)stopped, AN_PROC_STOPPED, 0, s.now[0]);
 	sim_tick(&s, 5.5);
 	CHECK_INT(s.nv, 1);
 	v = &s.v[0];
 	CHECK_INT(v->cls, AN_H1);
 	CHECK(v->p2p);
 	CHECK_INT(v->seq, 3);
-	CHECK_STR(sim_culprits(v), "0");
+	CHECK_STR(sim_culprits(v), want);
+	CHECK_INT(v->fn, stopped ? CCLD_FN_RECV : CCLD_FN_SEND);
 	CHECK(strstr(v->text, "process stopped") != NULL);
+	CHECK(strstr(v->text, "stopped in") != NULL);
+	CHECK(strstr(v->text, "never entered") == NULL);
+	CHECK_INT(sim_val_i(v, "peer"), 1 - stopped);
 	sim_fini(&s);
+}
+
+static void test_p2p_stopped(void)
+{
+	p2p_stopped(0);
+	p2p_stopped(1);
 }
 
 /*
