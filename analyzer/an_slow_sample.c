@@ -592,14 +592,20 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
  * its send steps already show a slow link (random job 297: a group sample
  * of a 4-rank comm ended after 2 rounds, none with every arrival: no
  * verdict).  Rounds that end and lack arrivals (a rank the hooks cannot
- * time) do not hold it.
+ * time) do not hold it, except in a part's sample: a later part's hooks
+ * go in at the tracer's next tick and take a few hundred ms, and its
+ * first rounds show only the last part's ranks, whose hooks are coming
+ * off (random job 61: part 2 of a world comm of 8 ended after 12 rounds,
+ * 2 with every hooked arrival).  A part's rounds count once every hooked
+ * rank arrived in them.
  */
 static bool few_rounds(const struct an_comm *c, uint64_t now)
 {
 	const struct an_slow *s = c->slow;
+	uint32_t rounds = s->samp_in ? s->arr_rounds : s->samp_rounds;
 	double lat, lat_med;
 
-	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || s->samp_rounds >= ARR_MIN_ROUNDS ||
+	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || rounds >= ARR_MIN_ROUNDS ||
 	    now - s->samp_t0 >= SAMPLE_MAX_NS)
 		return false;
 	return slow_sampled_outlier(c, &lat, &lat_med) < 0;
