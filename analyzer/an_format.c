@@ -166,11 +166,11 @@ static void culprits(const struct an *an, const struct an_verdict *v,
 		json_kv_u64(b, "pid", v->cul[i].pid);
 		/* its GPU as its comm says: "3 0000:1a:00.0" */
 		if (p && p->label[AN_LABEL_GPU - 1][0]) {
-			const char *gpu = p->label[AN_LABEL_GPU - 1], *sp = strchr(gpu, ' ');
+			const char *bus = an_proc_gpu_bus(p);
 
-			json_kv_i64(b, "cuda_dev", atol(gpu));
-			if (sp)
-				json_kv_str(b, "gpu", sp + 1);
+			json_kv_i64(b, "cuda_dev", atol(p->label[AN_LABEL_GPU - 1]));
+			if (bus)
+				json_kv_str(b, "gpu", bus);
 		}
 		for (k = 0; p && k < 3; k++)
 			if (p->label[k][0])

@@ -96,25 +96,24 @@ void an_gpu_error(struct an *an, uint32_t host, uint32_t pid, uint64_t bus_id,
 	an_emit(an, v);
 }
 
-/* the PCI bus id in P's GPU label ("CUDA_DEV DDDD:BB:DD.F"), NULL where not read */
-static const char *gpu_bus(const struct an_proc *p)
+const char *an_proc_gpu_bus(const struct an_proc *p)
 {
 	const char *sp = p ? strchr(p->label[AN_LABEL_GPU - 1], ' ') : NULL;
 
-	return sp && sp[1] ? sp + 1 : NULL;
+	return sp ? sp + 1 : NULL;
 }
 
 bool an_gpu_shared(const struct an *an, const struct an_comm *c, int32_t rank)
 {
 	const struct an_proc *p = an_proc_of(an, &c->r[rank]);
-	const char *bus = gpu_bus(p);
+	const char *bus = an_proc_gpu_bus(p);
 	int32_t k;
 
-	for (k = 0; bus && k < c->nranks; k++) {
-		const struct an_proc *q = k == rank ? NULL : an_proc_of(an, &c->r[k]);
-		const char *qbus = gpu_bus(q);
+	for (k = 0; bus && *bus && k < c->nranks; k++) {
+		const struct an_proc *q = an_proc_of(an, &c->r[k]);
+		const char *qbus = an_proc_gpu_bus(q);
 
-		if (q && q != p && q->host == p->host && qbus && !strcmp(qbus, bus))
+		if (k != rank && q && q != p && q->host == p->host && qbus && !strcmp(qbus, bus))
 			return true;
 	}
 	return false;

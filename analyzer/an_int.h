@@ -485,6 +485,8 @@ void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* an_hw.c: the culprits' GPU and NIC errors appended to V's evidence */
 void an_hw_note(const struct an *an, struct an_verdict *v);
+/* an_hw.c: the PCI bus id in P's GPU label ("CUDA_DEV DDDD:BB:DD.F"), NULL where not read */
+const char *an_proc_gpu_bus(const struct an_proc *p);
 /*
  * an_hw.c: rank RANK of C runs on the GPU of another rank of C (the same
  * host and PCI bus id; both read): the GPU time-slices their kernels, so
