@@ -66,6 +66,8 @@ void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nra
 
 bool slow_in_block(const struct an_slow *s, int32_t k)
 {
+	if (s->blk_parts)
+		return s->part_blk[k];
 	return s->arr_blk[k] >= BLOCK_IN * s->blk_rounds;
 }
 
@@ -110,6 +112,85 @@ uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *le
 	return n;
 }
 
+/*
+ * The parts of a comm sampled a part at a time: a part's block rule cuts
+ * within the part, never around it.  Where the straggler's node shares an
+ * intra-node comm, its node's ranks reach the cross-node op last together,
+ * and a part made of them alone shows ranks arriving within jitter of each
+ * other (random job 61: ranks 0-3 of a world comm of 8, 0.3-2 ms apart in
+ * rounds 29 ms longer than the baseline); the part of the other node
+ * shows every rank waiting 38 ms in the same op, nobody last by much.
+ * Each part alone names nobody; their waits together name the block.
+ */
+void slow_parts_reset(struct an_slow *s, int32_t nranks)
+{
+	int32_t k;
+
+	for (k = 0; k < nranks; k++) {
+		s->part_wait[k] = 0;
+		s->part_waitn[k] = 0;
+	}
+	s->parts_slow = 0;
+}
+
+void slow_note_part_waits(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
+{
+	int32_t k;
+
+	for (k = 0; k < nranks; k++)
+		if (s->samp_in[k] && isfinite(rd->dur[k])) {
+			s->part_wait[k] += rd->dur[k];
+			s->part_waitn[k]++;
+		}
+}
+
+/*
+ * A slowdown that ended while a later part was sampled leaves that part's
+ * ranks waiting little, like a block's: each part's iterations must have
+ * been slow (CCL-D's test on the starts known without hooks) in the main
+ */
+void slow_part_done(struct an_slow *s)
+{
+	if (s->samp_iters && 2 * s->samp_slow_iters > s->samp_iters)
+		s->parts_slow++;
+}
+
+uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead)
+{
+	struct an_slow *s = c->slow;
+	int32_t k, n = c->nranks, cut = -1;
+	double gap = -1;
+
+	*lead = NAN;
+	if (!s->samp_in || s->samp_part + 1 != s->samp_nparts || s->parts_slow != s->samp_nparts)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (s->part_waitn[k] < ARR_MIN_ROUNDS)
+			return 0;	/* a rank whose wait no part showed */
+		s->blk_sort[k].dur = s->part_wait[k] / s->part_waitn[k];
+		s->blk_sort[k].rank = k;
+	}
+	qsort(s->blk_sort, (size_t)n, sizeof(*s->blk_sort), by_duration);
+	for (k = 0; k + 1 < n; k++) {
+		double g = s->blk_sort[k + 1].dur - s->blk_sort[k].dur;
+
+		if (g > gap) {
+			gap = g;
+			cut = k;
+		}
+	}
+	/* as a part's block: 2 to half the ranks, its lead a quarter of the extra */
+	if (cut < 1 || 2 * (cut + 1) > n || !(extra_ns > 0) || gap < 0.25 * extra_ns)
+		return 0;
+	for (k = 0; k < n; k++)
+		s->part_blk[k] = false;
+	for (k = 0; k <= cut; k++)
+		s->part_blk[s->blk_sort[k].rank] = true;
+	s->blk_parts = true;
+	*lead = gap;
+	return (uint32_t)cut + 1;
+}
+
 /* the comm whose op every member's GPU came from, 0 where they differ */
 static uint64_t block_holder(const struct an_comm *c)
 {
@@ -140,14 +221,38 @@ void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an
 			slow_add_culprit(an, c, v, k);
 			n++;
 		}
-	an_text(v, "; step hooks sampled %.1f s: ranks", secs);
-	for (k = 0; k < c->nranks; k++)
-		if (slow_in_block(s, k))
-			an_text(v, " %d", k);
-	an_text(v, " reach the op last together, %.1f ms after the others at"
-		" least (mean, in %.0f%% or more of %u rounds), none of them last by"
-		" much: they wait for each other in an op whose GPU-side start no"
-		" record shows", s->blk_lead / 1e6, 100 * BLOCK_IN, s->blk_rounds);
+	if (s->blk_parts) {
+		double most = 0, least = INFINITY;
+
+		for (k = 0; k < c->nranks; k++) {
+			double w = s->part_wait[k] / s->part_waitn[k];
+
+			if (slow_in_block(s, k) && w > most)
+				most = w;
+			else if (!slow_in_block(s, k) && w < least)
+				least = w;
+		}
+		an_text(v, "; step hooks sampled the comm in %u parts, one after"
+			" another, each rank's GPU arrival timed in its part's rounds:"
+			" ranks", s->samp_nparts);
+		for (k = 0; k < c->nranks; k++)
+			if (slow_in_block(s, k))
+				an_text(v, " %d", k);
+		an_text(v, " wait %.1f ms at most in the op (mean), every other rank"
+			" %.1f ms at least: they reach the op last together, none of"
+			" them last by much", most / 1e6, least / 1e6);
+		an_val_i(v, "block_parts", s->samp_nparts);
+	} else {
+		an_text(v, "; step hooks sampled %.1f s: ranks", secs);
+		for (k = 0; k < c->nranks; k++)
+			if (slow_in_block(s, k))
+				an_text(v, " %d", k);
+		an_text(v, " reach the op last together, %.1f ms after the others at"
+			" least (mean, in %.0f%% or more of %u rounds), none of them last"
+			" by much: they wait for each other in an op whose GPU-side start"
+			" no record shows", s->blk_lead / 1e6, 100 * BLOCK_IN,
+			s->blk_rounds);
+	}
 	if (h)
 		an_text(v, " (their GPUs come from their op in comm %016" PRIx64 ")", h);
 	an_text(v, "; one of them is the straggler (computation, S1), which one is"
@@ -155,5 +260,6 @@ void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an
 	an_val_i(v, "undetermined", 1);
 	an_val_i(v, "block_ranks", n);
 	an_val_f(v, "block_lead_ms", s->blk_lead / 1e6);
-	an_val_i(v, "block_rounds", s->blk_rounds);
+	if (!s->blk_parts)
+		an_val_i(v, "block_rounds", s->blk_rounds);
 }

@@ -332,10 +332,15 @@ static void slow_part_evidence(const struct an_comm *c, struct an_verdict *v)
 {
 	if (!c->slow->samp_in)
 		return;
-	an_text(v, "; the comm has more processes on a host than may be hooked"
-		" at once: sampled %d per host at a time, part %u of %u named %s",
-		SAMPLE_MAX_LOCAL, c->slow->samp_part + 1, c->slow->samp_nparts,
-		c->slow->blk_n ? "them" : "it");
+	if (c->slow->blk_parts)
+		an_text(v, "; the comm has more processes on a host than may be"
+			" hooked at once: sampled %d per host at a time, its %u parts"
+			" together named them", SAMPLE_MAX_LOCAL, c->slow->samp_nparts);
+	else
+		an_text(v, "; the comm has more processes on a host than may be"
+			" hooked at once: sampled %d per host at a time, part %u of %u"
+			" named %s", SAMPLE_MAX_LOCAL, c->slow->samp_part + 1,
+			c->slow->samp_nparts, c->slow->blk_n ? "them" : "it");
 	an_val_i(v, "sample_part", c->slow->samp_part + 1);
 	an_val_i(v, "sample_parts", c->slow->samp_nparts);
 }

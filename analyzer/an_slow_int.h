@@ -186,6 +186,17 @@ struct an_slow {
 	struct blk_ent *blk_sort;	/* [nranks] scratch */
 	uint32_t blk_n;		/* the sample's verdict names a block of this many */
 	double blk_lead;	/* ... arriving this long after the others (ns) */
+	/*
+	 * A part sample's parts together (an_slow_block.c): each hooked
+	 * rank's wait in the op, from its GPU's arrival to the op's end,
+	 * summed over its part's rounds with every hooked arrival; the parts
+	 * whose iterations were slow in the main; the block they name
+	 */
+	double *part_wait;	/* [nranks] ns */
+	uint32_t *part_waitn;	/* [nranks] rounds */
+	bool *part_blk;		/* [nranks] */
+	uint32_t parts_slow;
+	bool blk_parts;		/* the verdict's block is part_blk's */
 	uint64_t samp_next;	/* no sample of this comm before (host clock) */
 	/*
 	 * A comm with more than SAMPLE_MAX_LOCAL processes on a host is
@@ -566,6 +577,20 @@ int32_t slow_block_first(const struct an_comm *c);
  * least: its size, else 0
  */
 uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *lead);
+/* a part sample begins (part 1): the parts' waits from nothing */
+void slow_parts_reset(struct an_slow *s, int32_t nranks);
+/* RD's waits of the part's hooked ranks (every one seen) */
+void slow_note_part_waits(struct an_slow *s, const struct slow_round *rd, int32_t nranks);
+/* a part's sample is over: were its iterations slow in the main? */
+void slow_part_done(struct an_slow *s);
+/*
+ * The last part of C's part sample is over, no part naming anyone: the
+ * ranks whose mean wait is least, before the largest gap in the means, 2
+ * to nranks/2 of them, with every part slow, every rank's wait known and
+ * the gap (*LEAD) a quarter of EXTRA_NS at least: they reach the op last
+ * together (part_blk, blk_parts).  Their number, else 0.
+ */
+uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead);
 /* the block as V's culprits, words and values (s->blk_lead its lead) */
 void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an_verdict *v,
 			 double secs);

@@ -58,12 +58,16 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	s->arr_blk_gap = calloc((size_t)nranks, sizeof(*s->arr_blk_gap));
 	s->arr_blk_holder = calloc((size_t)nranks, sizeof(*s->arr_blk_holder));
 	s->blk_sort = calloc((size_t)nranks, sizeof(*s->blk_sort));
+	s->part_wait = calloc((size_t)nranks, sizeof(*s->part_wait));
+	s->part_waitn = calloc((size_t)nranks, sizeof(*s->part_waitn));
+	s->part_blk = calloc((size_t)nranks, sizeof(*s->part_blk));
 	s->arr_rank = s->rise_rank = -1;
 	for (i = 0; i < PEER_UNDECIDED; i++)
 		if (!(s->undec_dur[i] = malloc((size_t)nranks * sizeof(double))))
 			return false;
 	return s->peer && s->rise && s->arr_last && s->arr_gap && s->arr_gmax && s->arr_held &&
-	       s->arr_holder && s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort;
+	       s->arr_holder && s->arr_blk && s->arr_blk_gap && s->arr_blk_holder && s->blk_sort &&
+	       s->part_wait && s->part_waitn && s->part_blk;
 }
 
 void slow_nohist_free(struct an_slow *s)
@@ -83,6 +87,9 @@ void slow_nohist_free(struct an_slow *s)
 	free(s->arr_blk_gap);
 	free(s->arr_blk_holder);
 	free(s->blk_sort);
+	free(s->part_wait);
+	free(s->part_waitn);
+	free(s->part_blk);
 }
 
 /*
@@ -169,6 +176,8 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	if ((last = last_arriver_among(c, rd, s->samp_in, &gap)) < 0)
 		return;
 	slow_note_block(s, rd, c->nranks);
+	if (s->samp_in)
+		slow_note_part_waits(s, rd, c->nranks);
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;

@@ -483,6 +483,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 	s->arr_rank = -1;
 	memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	s->blk_rounds = s->blk_n = 0;
+	s->blk_parts = false;
 	for (k = 0; k < c->nranks; k++) {
 		s->arr_last[k] = s->arr_held[k] = 0;
 		s->arr_blk[k] = 0;
@@ -550,6 +551,7 @@ bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_
 	s->samp_nparts = n;
 	s->samp_part = 0;
 	parts_of(an, c, s->samp_in, 0);
+	slow_parts_reset(s, c->nranks);
 	slow_sample_for(an, c, rd, iter, ev);
 	sample_go(an, c);
 	return true;
@@ -597,7 +599,9 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
  * first rounds show only the last part's ranks, whose hooks are coming
  * off (random job 61: part 2 of a world comm of 8 ended after 12 rounds,
  * 2 with every hooked arrival).  A part's rounds count once every hooked
- * rank arrived in them.
+ * rank arrived in them.  A part's send steps decide nothing (end_sample):
+ * a slow link there does not end it early (random job 160: part 2 of 4
+ * ended with 2 such rounds, part 3 with 3, a rank's steps 2x the others').
  */
 static bool few_rounds(const struct an_comm *c, uint64_t now)
 {
@@ -608,7 +612,7 @@ static bool few_rounds(const struct an_comm *c, uint64_t now)
 	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || rounds >= ARR_MIN_ROUNDS ||
 	    now - s->samp_t0 >= SAMPLE_MAX_NS)
 		return false;
-	return slow_sampled_outlier(c, &lat, &lat_med) < 0;
+	return s->samp_in || slow_sampled_outlier(c, &lat, &lat_med) < 0;
 }
 
 /* the sample is long enough (or timed out): rates, then the verdict */
@@ -716,6 +720,16 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->arr_held_by = 0;
 			s->arr_rank = slow_block_first(c);
 		}
+		/* ... in this part, or, the last part over, across the parts */
+		if (s->samp_in)
+			slow_part_done(s);
+		if (!s->arr_cls &&
+		    (s->blk_n = slow_parts_block(c, res->tmax_ns - res->tbase_ns,
+						 &s->blk_lead))) {
+			s->arr_cls = AN_S1;
+			s->arr_held_by = 0;
+			s->arr_rank = slow_block_first(c);
+		}
 		if (s->arr_cls == AN_S1 && slow_echo(an, c, s->pend.sig)) {
 			/* held as a host-wide onset is: said once this comm alone is slow */
 			s->ccld_hostwide = true;
@@ -739,6 +753,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		}
 		s->arr_rank = -1;
 		s->blk_n = 0;
+		s->blk_parts = false;
 		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
 	} else if (s->pend_ev) {
 		const struct sl_result *res = sl_det_result(s->det);
@@ -788,6 +803,14 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		fprintf(stderr, "; in the block arriving last (of %u):", s->blk_rounds);
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %u", s->arr_blk[k]);
+		if (s->samp_in) {
+			fprintf(stderr, "; parts' mean wait (ms):");
+			for (k = 0; k < c->nranks; k++)
+				fprintf(stderr, " %.2f", s->part_waitn[k] ?
+					s->part_wait[k] / s->part_waitn[k] / 1e6 : NAN);
+			fprintf(stderr, ", %u of %u iterations slow, parts slow %u",
+				s->samp_slow_iters, s->samp_iters, s->parts_slow);
+		}
 		fprintf(stderr, "\n");
 	}
 	if (next_part) {

@@ -548,6 +548,115 @@ static void test_block_not(void)
 }
 
 /*
+ * A comm of 8 sampled in 2 parts of 4 (ranks 0-3, then 4-7), ROUNDS rounds
+ * each, rank k waiting WAIT(k) ms in every round (+-0.3 ms), each part's
+ * iterations SLOW of 8 slow; the last part is over
+ */
+static void parts_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
+			 double (*wait)(int32_t), const uint32_t slow[2])
+{
+	static double part_wait[8], dur[8];
+	static uint32_t part_waitn[8];
+	static bool part_blk[8], in[8];
+	static struct blk_ent sort[8];
+	struct slow_round rd;
+	uint32_t part, i;
+	int32_t k;
+
+	memset(c, 0, sizeof(*c));
+	memset(s, 0, sizeof(*s));
+	memset(&rd, 0, sizeof(rd));
+	c->nranks = 8;
+	c->slow = s;
+	s->part_wait = part_wait;
+	s->part_waitn = part_waitn;
+	s->part_blk = part_blk;
+	s->blk_sort = sort;
+	s->samp_in = in;
+	s->samp_nparts = 2;
+	rd.dur = dur;
+	slow_parts_reset(s, 8);
+	for (part = 0; part < 2; part++) {
+		s->samp_part = part;
+		for (k = 0; k < 8; k++)
+			in[k] = (uint32_t)k / 4 == part;
+		for (i = 0; i < rounds; i++) {
+			for (k = 0; k < 8; k++)
+				dur[k] = in[k] ? (wait(k) + jitter(i, k)) * MS : NAN;
+			slow_note_part_waits(s, &rd, 8);
+		}
+		s->samp_iters = 8;
+		s->samp_slow_iters = slow[part];
+		slow_part_done(s);
+	}
+}
+
+/*
+ * Random job 61 (PyTorch pattern, TP 4 x PP 2, hosts of 4; global rank 0's
+ * compute 4.9x slower from mid run), its world comm of 8 on one VM sampled
+ * 4 processes at a time: part 1's ranks 0-3 (rank 0's TP group, which
+ * waits for it and leaves its TP op together) waited 0.6-1.2 ms in the
+ * world op, part 2's ranks 4-7 about 31 ms, the rounds 28 ms longer than
+ * the baseline.  Neither part alone names anyone.
+ */
+static double tp_group_late(int32_t k)
+{
+	return k < 4 ? 1.0 : 31.0;
+}
+
+static double all_wait(int32_t k)
+{
+	return 3.0 + 0.2 * k;
+}
+
+static double one_waits_little(int32_t k)
+{
+	return k == 5 ? 1.0 : 31.0;
+}
+
+static double most_wait_little(int32_t k)
+{
+	return k < 6 ? 1.0 : 31.0;
+}
+
+static void test_block_across_parts(void)
+{
+	const uint32_t slow[2] = { 7, 8 }, ended[2] = { 7, 0 };
+	struct an_comm c;
+	struct an_slow s;
+	double lead;
+	int32_t k;
+
+	parts_sample(&c, &s, 6, tp_group_late, slow);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 4);
+	CHECK(s.blk_parts);
+	for (k = 0; k < 8; k++)
+		CHECK_INT(slow_in_block(&s, k), k < 4);
+	CHECK(lead > 29 * MS && lead < 31 * MS);
+	/* the slowdown over while part 2 ran: its ranks wait little too */
+	parts_sample(&c, &s, 6, tp_group_late, ended);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+	/* a part not sampled yet */
+	parts_sample(&c, &s, 6, tp_group_late, slow);
+	s.samp_part = 0;
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+	/* too few rounds with every hooked arrival */
+	parts_sample(&c, &s, 3, tp_group_late, slow);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+	/* the lead under a quarter of the extra */
+	parts_sample(&c, &s, 6, tp_group_late, slow);
+	CHECK_INT(slow_parts_block(&c, 150 * MS, &lead), 0);
+	/* every rank waits about as long: nobody */
+	parts_sample(&c, &s, 6, all_wait, slow);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+	/* one rank (the straggler rule's) or more than half: no block */
+	parts_sample(&c, &s, 6, one_waits_little, slow);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+	parts_sample(&c, &s, 6, most_wait_little, slow);
+	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
+}
+
+/*
  * The stand-in's GPU acceptance, rank 1's compute 3x for 8 s (2 ranks, the
  * CPUs ahead of their GPUs): the onset's sample saw rank 1's GPU last in
  * 67 of 72 rounds, 95% of the wait, 2.53 ms ahead, against rounds 12.33 ms
@@ -602,5 +711,6 @@ int main(void)
 	test_link_and_lead_same_rank();
 	test_block_of_node();
 	test_block_not();
+	test_block_across_parts();
 	return check_finish("test_slow_arrival");
 }
