@@ -309,6 +309,44 @@ static bool slow_hostwide(struct an *an, const struct an_comm *c, uint64_t sig,
 	return others >= HOSTWIDE_RATIO && mine < GROUP_RATIO * others;
 }
 
+/*
+ * A level shift cut C's baseline short (slow_detect.c shift_cut: a
+ * slowdown that began while it was learned), but the rounds after the
+ * "shift" are what its comparable comms (its size, op signature SIG, a
+ * baseline of their own with no shift) learned as normal: the rounds
+ * before it were a fast start, not C's health.  Random job 175 (healthy,
+ * 16 ranks on this VM, traced from the start): a TP comm of 2 kept 11
+ * rounds of its first op, 0.5 ms, and left 89 out; its 8 comparable
+ * comms learned 4.1-5.9 ms; its rounds of 4.4 ms were then S3, R 8.6.
+ * Its baseline is HOSTWIDE_RATIO times below the others' median at least,
+ * and its latest rounds (their median) not GROUP_RATIO times over it.
+ */
+static bool shift_below_peers(struct an *an, const struct an_comm *c, uint64_t sig)
+{
+	double tb[HOSTWIDE_MAX], scratch[HOSTWIDE_MAX], mine, peers, lo, med, hi;
+	size_t n = 0, it;
+	struct hkey key;
+	void *v;
+
+	if (!sl_det_base(c->slow->det)->shifted || !((mine = sl_det_tbase(c->slow->det, sig)) > 0) ||
+	    !recent_ratios(c, sig, &lo, &med, &hi))
+		return false;
+	for (it = 0; n < HOSTWIDE_MAX && hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		const struct sl_base *b;
+
+		if (o == c || o->nranks != c->nranks || !o->slow || !sig_hist_of(o, sig))
+			continue;
+		b = sl_det_base(o->slow->det);
+		if (b->learned && !b->shifted && (tb[n] = sl_det_tbase(o->slow->det, sig)) > 0)
+			n++;
+	}
+	if (n < HOSTWIDE_MIN_OTHERS)
+		return false;
+	peers = sl_median(tb, n, scratch);
+	return mine * HOSTWIDE_RATIO < peers && med * mine < GROUP_RATIO * peers;
+}
+
 bool slow_echo(struct an *an, const struct an_comm *c, uint64_t sig)
 {
 	double mine = NAN, group = NAN;
@@ -629,6 +667,16 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 			" located rank %d last in %.0f%% of the slow rounds' wait%s\n", c->hash,
 			rd->seq, res->p, res->s1_rank, 100 * res->s1_share,
 			runahead ? " (the CPUs run ahead)" : "");
+	/* its baseline a fast start that its comparable comms never had: again */
+	if ((ev & SL_EV_ONSET) && shift_below_peers(an, c, rd->sig)) {
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": its"
+				" baseline, cut short by a level shift, is far below its"
+				" comparable comms' and its rounds are in line with theirs:"
+				" onset dropped\n", c->hash, rd->seq);
+		slow_det_relearn(an, c);
+		return;
+	}
 	/* an incident of the other detectors is open here: it speaks */
 	if ((ev & SL_EV_ONSET) && (s->rise_said || s->peer_active || (s->active && s->chain_of)))
 		s->ccld_quiet = true;

@@ -579,6 +579,8 @@ int32_t slow_block_first(const struct an_comm *c);
 uint32_t slow_arrival_block(const struct an_comm *c, double extra_ns, double *lead);
 /* a part sample begins (part 1): the parts' waits from nothing */
 void slow_parts_reset(struct an_slow *s, int32_t nranks);
+/* the part's sample starts afresh (slow_sample_reanchor): its ranks' waits too */
+void slow_part_restart(struct an_slow *s, int32_t nranks);
 /* RD's waits of the part's hooked ranks (every one seen) */
 void slow_note_part_waits(struct an_slow *s, const struct slow_round *rd, int32_t nranks);
 /* a part's sample is over: were its iterations slow in the main? */

@@ -579,6 +579,8 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 	slow_sample_for(an, c, rd, iter, s->pend_ev);
 	s->pend_onset = rd->t_end;
 	sample_reset(an, c);
+	if (s->samp_in)
+		slow_part_restart(s, c->nranks);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: clean iterations after"
 			" the onset at seq %" PRId64 ", slow again at seq %" PRId64

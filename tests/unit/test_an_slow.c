@@ -864,6 +864,50 @@ out:
 }
 
 /*
+ * Random job 175 (healthy, 16 ranks on one VM, traced from the start): one
+ * TP comm of 2 ran its first rounds fast (0.5 ms) while the job started,
+ * then as every comparable comm ran from the start (4-6 ms).  Its baseline
+ * kept the fast rounds and left the rest out as a level shift, and the
+ * normal rounds were then a slowdown (S3, R 8.6).  The comparable comms'
+ * baselines say those rounds are normal: no verdict.  Where every comm
+ * started fast and comm 3 alone slowed (FAULT), its onset stands.
+ */
+static void shift_iteration(struct sim *s, uint64_t *rng, uint64_t it, bool fault)
+{
+	uint64_t at[2], busy;
+	int i, r;
+
+	for (i = 0; i < 4; i++) {
+		for (r = 0; r < 2; r++)
+			at[r] = (uint64_t)(u01(rng) * 0.3 * MS);
+		if (fault)
+			busy = it < 12 || i < 3 ? MS / 2 : 4 * MS;
+		else
+			busy = i == 3 && it < 12 ? MS / 2 : 4 * MS;
+		busy += (uint64_t)(u01(rng) * 0.4 * (double)busy);
+		round_comm(s, TP0 + (uint64_t)i, s->now[0] + MS, at, busy);
+	}
+	an_clock(s->an, s->host_id[0], s->now[0]);
+}
+
+static void test_shift_below_peers(bool fault)
+{
+	uint64_t rng = 17, it;
+	struct sim s;
+
+	tp_pairs_init(&s, 4);
+	for (it = 0; it < 300; it++)
+		shift_iteration(&s, &rng, it, fault);
+	if (fault) {
+		CHECK(new_verdicts(&s) >= 1);
+		CHECK(s.nv > 0 && s.v[0].comm == TP0 + 3);
+	} else {
+		CHECK_INT(s.nv, 0);
+	}
+	sim_fini(&s);
+}
+
+/*
  * A busy host that slows two comms only (test_slow_noise's healthy job, a
  * run here: a hog burst slowed pipeline stage 0's TP comms {2,3} and
  * {0,1} for 1.02 s; {2,3} was named S1 rank 3, P 0.83, by one round; at
@@ -1815,6 +1859,8 @@ int main(void)
 	test_hostwide_noise(7, true);
 	test_hostwide_noise(30, false);
 	test_hostwide_not_cascades();
+	test_shift_below_peers(false);
+	test_shift_below_peers(true);
 	test_split_noise(false);
 	test_split_noise(true);
 	test_peer_under_others_hooks(1, false);

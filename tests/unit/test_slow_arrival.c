@@ -604,6 +604,16 @@ static double tp_group_late(int32_t k)
 	return k < 4 ? 1.0 : 31.0;
 }
 
+/*
+ * Random job 121 (rank 0's link 5.9x slower, the world comm of 8 in 2
+ * parts): ranks 0-3 waited 15.8 ms at most, 4-7 32.3 ms at least, the
+ * extra 33 ms; the last to arrive wait for the slow transfers too
+ */
+static double net_slow_half(int32_t k)
+{
+	return k < 4 ? 14.0 : 33.0;
+}
+
 static double all_wait(int32_t k)
 {
 	return 3.0 + 0.2 * k;
@@ -646,6 +656,9 @@ static void test_block_across_parts(void)
 	/* the lead under a quarter of the extra */
 	parts_sample(&c, &s, 6, tp_group_late, slow);
 	CHECK_INT(slow_parts_block(&c, 150 * MS, &lead), 0);
+	/* the block itself waits a quarter of the extra or more: the network's */
+	parts_sample(&c, &s, 6, net_slow_half, slow);
+	CHECK_INT(slow_parts_block(&c, 33 * MS, &lead), 0);
 	/* every rank waits about as long: nobody */
 	parts_sample(&c, &s, 6, all_wait, slow);
 	CHECK_INT(slow_parts_block(&c, 28.1 * MS, &lead), 0);
