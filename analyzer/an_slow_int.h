@@ -588,9 +588,10 @@ void slow_part_done(struct an_slow *s);
 /*
  * The last part of C's part sample is over, no part naming anyone: the
  * ranks whose mean wait is least, before the largest gap in the means, 2
- * to nranks/2 of them, with every part slow, every rank's wait known and
- * the gap (*LEAD) a quarter of EXTRA_NS at least: they reach the op last
- * together (part_blk, blk_parts).  Their number, else 0.
+ * to nranks/2 of them, with every part slow, every rank's wait known, the
+ * gap (*LEAD) a quarter of EXTRA_NS at least and each of their waits under
+ * a quarter of it: they reach the op last together (part_blk, blk_parts).
+ * Their number, else 0.
  */
 uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead);
 /* the block as V's culprits, words and values (s->blk_lead its lead) */
