@@ -26,10 +26,31 @@ static int by_duration(const void *a, const void *b)
 	return x->dur < y->dur ? -1 : x->dur > y->dur;
 }
 
+/*
+ * E's N entries sorted by duration: the last index before the largest gap
+ * between neighbours (*GAP), -1 where there is none
+ */
+static int32_t largest_gap(struct blk_ent *e, int32_t n, double *gap)
+{
+	int32_t k, cut = -1;
+
+	*gap = -1;
+	qsort(e, (size_t)n, sizeof(*e), by_duration);
+	for (k = 0; k + 1 < n; k++) {
+		double g = e[k + 1].dur - e[k].dur;
+
+		if (g > *gap) {
+			*gap = g;
+			cut = k;
+		}
+	}
+	return cut;
+}
+
 void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nranks)
 {
-	double gap = -1;
-	int32_t k, n = 0, cut = -1;
+	double gap;
+	int32_t k, n = 0, cut;
 
 	/* a part sample's ranks only (an_slow_sample.c) */
 	for (k = 0; k < nranks; k++) {
@@ -42,15 +63,7 @@ void slow_note_block(struct an_slow *s, const struct slow_round *rd, int32_t nra
 	if (n < 4)
 		return;
 	/* the shortest duration arrived last: the block is before the largest gap */
-	qsort(s->blk_sort, (size_t)n, sizeof(*s->blk_sort), by_duration);
-	for (k = 0; k + 1 < n; k++) {
-		double g = s->blk_sort[k + 1].dur - s->blk_sort[k].dur;
-
-		if (g > gap) {
-			gap = g;
-			cut = k;
-		}
-	}
+	cut = largest_gap(s->blk_sort, n, &gap);
 	if (cut < 0 || !isfinite(gap))
 		return;
 	s->blk_rounds++;
@@ -169,8 +182,8 @@ void slow_part_done(struct an_slow *s)
 uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead)
 {
 	struct an_slow *s = c->slow;
-	int32_t k, n = c->nranks, cut = -1;
-	double gap = -1;
+	int32_t k, n = c->nranks, cut;
+	double gap;
 
 	*lead = NAN;
 	if (!s->samp_in || s->samp_part + 1 != s->samp_nparts || s->parts_slow != s->samp_nparts)
@@ -181,15 +194,7 @@ uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead
 		s->blk_sort[k].dur = s->part_wait[k] / s->part_waitn[k];
 		s->blk_sort[k].rank = k;
 	}
-	qsort(s->blk_sort, (size_t)n, sizeof(*s->blk_sort), by_duration);
-	for (k = 0; k + 1 < n; k++) {
-		double g = s->blk_sort[k + 1].dur - s->blk_sort[k].dur;
-
-		if (g > gap) {
-			gap = g;
-			cut = k;
-		}
-	}
+	cut = largest_gap(s->blk_sort, n, &gap);
 	/*
 	 * As a part's block: 2 to half the ranks, its lead a quarter of the
 	 * extra.  And the op ends soon after the block arrives: each of it

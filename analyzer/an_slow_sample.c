@@ -714,20 +714,17 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 			s->arr_cls = AN_S1;
 			s->arr_held_by = 0;
 		}
-		/* ... or a block of them arrives last together: one of it */
-		if (!s->arr_cls &&
-		    (s->blk_n = slow_arrival_block(c, res->tmax_ns - res->tbase_ns,
-						   &s->blk_lead))) {
-			s->arr_cls = AN_S1;
-			s->arr_held_by = 0;
-			s->arr_rank = slow_block_first(c);
-		}
-		/* ... in this part, or, the last part over, across the parts */
+		/*
+		 * ... or a block of them arrives last together: one of it, in
+		 * this part, or, the last part over, across the parts
+		 */
 		if (s->samp_in)
 			slow_part_done(s);
 		if (!s->arr_cls &&
-		    (s->blk_n = slow_parts_block(c, res->tmax_ns - res->tbase_ns,
-						 &s->blk_lead))) {
+		    ((s->blk_n = slow_arrival_block(c, res->tmax_ns - res->tbase_ns,
+						    &s->blk_lead)) ||
+		     (s->blk_n = slow_parts_block(c, res->tmax_ns - res->tbase_ns,
+						  &s->blk_lead)))) {
 			s->arr_cls = AN_S1;
 			s->arr_held_by = 0;
 			s->arr_rank = slow_block_first(c);
