@@ -212,7 +212,7 @@ static void net_time(struct an *an, struct an_rank *r, const struct an_progress 
 	struct an_sent *st;
 	double sum = 0;
 	uint32_t timed = 0;
-	uint64_t k;
+	uint64_t k, end;
 
 	if (n->op != o->op || t_ns < o->t_last || !(st = sent_of(an, r, n)))
 		return;
@@ -222,7 +222,14 @@ static void net_time(struct an *an, struct an_rank *r, const struct an_progress 
 		r->net_steps += n->done - o->done;
 		r->net_bytes += (double)(n->done - o->done) * (double)n->nbytes /
 				(double)n->nsteps;
-		for (k = o->done; k < n->done && k < o->transmitted; k++) {
+		/*
+		 * Only the last AN_SENT_RING steps can have a stamp: a step
+		 * count from a bad record (or a jump) must not make this loop
+		 * run 2^64 times (fuzz_an_wire: 4 s on one record).
+		 */
+		end = n->done < o->transmitted ? n->done : o->transmitted;
+		k = end > o->done && end - o->done > AN_SENT_RING ? end - AN_SENT_RING : o->done;
+		for (; k < end; k++) {
 			uint64_t *sent = &st->t[k % AN_SENT_RING];
 
 			if (*sent && *sent <= t_ns) {
