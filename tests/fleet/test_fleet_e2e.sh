@@ -204,7 +204,14 @@ outage() {
 	redis-cli -p "$PORT" shutdown >/dev/null 2>&1
 	wait "$REDIS" 2>/dev/null
 	sleep 10
+	# agent A comes back 2.5 s after B (its reconnect backoff, a busy
+	# node): node B's backlog, flushed first, must not run B's clock past
+	# A's records still on their way (a false H3 'GPU not ready' root on
+	# B's DP comms, whose holder is the pipeline comm shared with A)
+	kill -STOP "$AGENT_A"
 	start_redis
+	sleep 2.5
+	kill -CONT "$AGENT_A"
 	WAIT_S=$((STALL + 40)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
 		fail "$name: no verdict after the outage: $(cat "$TMP/$name.aerr" "$TMP/$name.agentA")"
 	sleep 1

@@ -13,6 +13,8 @@
 #define MAX_NODES	65536
 #define CLAIM_TTL_S	(7 * 24 * 3600)	/* a verdict is printed once a week at most */
 #define NODE_QUIET_NS	5000000000ull	/* a node silent this long holds no one back */
+/* no record from any node this long: delivery stopped (agents tick every 250 ms) */
+#define RESUME_GAP_NS	1000000000ull
 
 struct node {
 	char *name;
@@ -33,6 +35,8 @@ struct fleet_analyzer {
 	int64_t *offset;	/* per an_host id: realtime - monotonic of that node */
 	uint32_t noffset;
 	struct fleet_analyzer_stats st;
+	uint64_t last_rec_ns;	/* monotonic time the latest record arrived */
+	uint64_t resumed_ns;	/* ... the first after a pause of RESUME_GAP_NS */
 	bool reported_bad;
 	struct fleet_last *last;	/* latest verdict per comm, for /metrics */
 	uint32_t nlast, caplast;
@@ -256,7 +260,13 @@ static uint64_t mono_ns(void)
  * to which every node that is still sending has delivered (each node's
  * watermark through its realtime offset; NTP-level skew).  A node silent
  * for NODE_QUIET_NS (dead, or cut off) holds no one back: its own stalls
- * are what the others' clocks then show.
+ * are what the others' clocks then show.  Silence counts from when
+ * delivery resumed after a pause of every node (Redis or this analyzer's
+ * connection down): the nodes' backlogs then come back one after another
+ * (each agent's reconnect backoff, up to 1 s), and the first must not run
+ * ahead of the others, whose silence was the outage's.  Measured: agent A
+ * back 2.5 s after agent B following a 10 s outage gave false H3 'GPU not
+ * ready' roots on B's comms whose GPU waits on a comm shared with A.
  */
 static void advance_clocks(struct fleet_analyzer *fa)
 {
@@ -266,8 +276,9 @@ static void advance_clocks(struct fleet_analyzer *fa)
 
 	for (i = 0; i < fa->nnodes; i++) {
 		const struct node *n = &fa->nodes[i];
+		uint64_t seen = n->seen_ns > fa->resumed_ns ? n->seen_ns : fa->resumed_ns;
 
-		if (n->wm && now - n->seen_ns < NODE_QUIET_NS &&
+		if (n->wm && now - seen < NODE_QUIET_NS &&
 		    (int64_t)n->wm + fa->offset[n->host] < w)
 			w = (int64_t)n->wm + fa->offset[n->host];
 	}
@@ -314,6 +325,7 @@ int fleet_analyzer_record(void *ctx, const struct fs_record *r)
 	struct fleet_analyzer *fa = ctx;
 	struct node *n;
 	char err[256];
+	uint64_t now;
 	int e;
 
 	if (!dedupe_first(&fa->dd, r->node, r->inst, r->seq, &e))
@@ -330,6 +342,10 @@ int fleet_analyzer_record(void *ctx, const struct fs_record *r)
 	n = node_of(fa, r->node);
 	if (!n)
 		return -1;
+	now = mono_ns();
+	if (now - fa->last_rec_ns >= RESUME_GAP_NS)
+		fa->resumed_ns = now;
+	fa->last_rec_ns = now;
 	fa->st.records++;
 	if (fa->w.type == AW_CLOCK) {
 		fa->offset[n->host] = fa->w.realtime_offset_ns;
