@@ -520,7 +520,7 @@ void an_nic_note(const struct an *an, struct an_verdict *v);
 /* an_net.c: TCP evidence (tier D) */
 void an_net_note(const struct an *an, const struct an_comm *c, struct an_verdict *v);
 int32_t an_net_common_rank(const struct an *an, const struct an_comm *c, uint32_t *nlinks,
-			   uint32_t *nretrans);
+			   uint32_t *nretrans, uint32_t *nmine);
 /* retransmits on a rank's links that make its link the cause of a slowdown */
 #define AN_NET_MIN_RETRANS	20
 void an_net_free(struct an *an);

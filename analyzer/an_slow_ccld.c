@@ -407,7 +407,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	double s2_lat = NAN, lat_med = NAN;
 	enum sl_class cls;
 	double gmine = NAN, gmed = NAN;
-	uint32_t gsize = 0, tcp_links = 0, tcp_retrans = 0;
+	uint32_t gsize = 0, tcp_links = 0, tcp_retrans = 0, tcp_mine = 0;
 	int32_t tcp_rank, net_rank;
 	bool tcp_reclass;
 	bool gdev = false;
@@ -437,8 +437,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	 * the previous ops' delays: with enough retransmits (the kernel's own
 	 * account, not an inference) the slowdown is the network's.
 	 */
-	tcp_rank = an_net_common_rank(an, c, &tcp_links, &tcp_retrans);
-	tcp_reclass = tcp_rank >= 0 && tcp_retrans >= AN_NET_MIN_RETRANS &&
+	tcp_rank = an_net_common_rank(an, c, &tcp_links, &tcp_retrans, &tcp_mine);
+	tcp_reclass = tcp_rank >= 0 && tcp_mine >= AN_NET_MIN_RETRANS &&
 		      (cls == SL_S1 || cls == SL_S3);
 	net_rank = tcp_rank >= 0 ? tcp_rank : s2_rank;
 	if (c->slow->arr_rank >= 0) {
@@ -565,9 +565,10 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 				" the uneven durations are its echo, not a late arrival",
 				(res->tmax_ns - res->tbase_ns) / 1e6);
 		if (tcp_rank >= 0)
-			an_text(v, "; rank %d is at one end of each of the %u connections"
-				" with TCP retransmits (%u): its link%s", tcp_rank, tcp_links,
-				tcp_retrans, tcp_reclass ? "; the rank arriving last is"
+			an_text(v, "; rank %d is at one end of the connections with %u of"
+				" the %u TCP retransmits on %u connections of the comm: its"
+				" link%s", tcp_rank, tcp_mine, tcp_retrans, tcp_links,
+				tcp_reclass ? "; the rank arriving last is"
 				" an echo of the earlier ops' network delays: network, not"
 				" computation" : "");
 		if (res->slow_iters)
@@ -649,6 +650,15 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
  * last), and for S1 with P near its bound (P_S1_SAMPLE).  An onset whose
  * sample named nobody is tried again at the next update of the incident.
  */
+/* the kernel's TCP retransmits on C's connections name one rank's link */
+static bool tcp_link(const struct an *an, const struct an_comm *c)
+{
+	uint32_t links, retrans, mine;
+
+	return an_net_common_rank(an, c, &links, &retrans, &mine) >= 0 &&
+	       mine >= AN_NET_MIN_RETRANS;
+}
+
 void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		     int64_t iter, int ev)
 {
@@ -726,22 +736,28 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 	 * deschedules one process, then another, and the slow rounds wait for
 	 * different ranks.  An S1 onset whose located rank was last in under
 	 * S1_SHARE of the slow rounds' wait is held, said once it is (while
-	 * the incident lasts), forgotten if it recovers first.
+	 * the incident lasts), forgotten if it recovers first.  A lossy link
+	 * makes each of its ends late in turn as well: where the kernel counts
+	 * enough TCP retransmits on the comm's connections, all with one rank
+	 * at an end, the split is that link's echo and the onset is said
+	 * (slow_emit names the network).
 	 */
 	if (s->ccld_split) {
 		if (ev & SL_EV_RECOVERY) {
 			s->ccld_split = false;
 			return;
 		}
-		if (!(res->s1_share >= S1_SHARE))
+		if (!(res->s1_share >= S1_SHARE) && !tcp_link(an, c))
 			return;
 		s->ccld_split = false;
 		ev = (ev & ~SL_EV_UPDATE) | SL_EV_ONSET;
 		if (an->debug)
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d now"
-				" last in %.0f%% of the slow rounds' wait: its onset is said\n",
-				c->hash, rd->seq, res->s1_rank, 100 * res->s1_share);
-	} else if ((ev & SL_EV_ONSET) && s1 && !runahead && res->s1_share < S1_SHARE) {
+				" last in %.0f%% of the slow rounds' wait%s: its onset is said\n",
+				c->hash, rd->seq, res->s1_rank, 100 * res->s1_share,
+				res->s1_share >= S1_SHARE ? "" : ", TCP retransmits at one rank's link");
+	} else if ((ev & SL_EV_ONSET) && s1 && !runahead && res->s1_share < S1_SHARE &&
+		   !tcp_link(an, c)) {
 		s->ccld_split = true;
 		if (an->debug)
 			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rank %d last"
