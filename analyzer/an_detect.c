@@ -12,7 +12,13 @@
 #include "an_config.h"
 #include "an_detect_int.h"
 
-/* the shortest time since progress over the comm's hosts, each on its own clock */
+/*
+ * The shortest time since progress over the comm's hosts, each on its own
+ * clock.  A silent host's clock stopped with its records: its side would
+ * keep a comm it shares with live hosts fresh for ever (a node that died
+ * whole), so only live hosts count; a comm on silent hosts only is not
+ * judged.
+ */
 static double quiet_of(const struct an *an, const struct an_comm *c,
 		       uint32_t *qhost, uint64_t *qlast)
 {
@@ -23,7 +29,7 @@ static double quiet_of(const struct an *an, const struct an_comm *c,
 		const struct an_host_st *hs = &an->hosts[h];
 		double q;
 
-		if (!c->host_last[h] || !hs->have_now)
+		if (!c->host_last[h] || !hs->have_now || hs->silent)
 			continue;
 		q = hs->now > c->host_last[h] ?
 			(double)(hs->now - c->host_last[h]) / 1e9 : 0;
@@ -296,6 +302,25 @@ static bool past(const struct an *an, const struct node *n, double thr)
 	       (double)n->c->st.max_call_age_ns / 1e9 >= an->cfg.hang_s;
 }
 
+/* culprits whose host went silent: what is known of them stopped there */
+static void silent_note(const struct an *an, struct an_verdict *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->ncul; i++) {
+		uint32_t h = v->cul[i].host;
+
+		if (h >= an->nhosts || !an->hosts[h].silent)
+			continue;
+		an_text(v, "; the node of rank %d (%s) sends no records any more (its"
+			" agent or the node itself is down): its state is what its last"
+			" records said", v->cul[i].rank,
+			an->hosts[h].name ? an->hosts[h].name : "?");
+		an_val_s(v, "node_silent", an->hosts[h].name ? an->hosts[h].name : "?");
+		return;
+	}
+}
+
 static void evaluate(struct an *an)
 {
 	struct node nodes[AN_MAX_NODES];
@@ -399,6 +424,7 @@ static void evaluate(struct an *an)
 		an_warn_note(an, &an->tmp);
 		an_env_note(an, &an->tmp);
 		an_net_note(an, c, &an->tmp);
+		silent_note(an, &an->tmp);
 		if (!c->declared) {
 			c->last = malloc(sizeof(*c->last));
 			if (!c->last)
@@ -417,6 +443,12 @@ static void evaluate(struct an *an)
 		*c->last = an->tmp;
 		an_emit(an, &an->tmp);
 	}
+}
+
+void an_host_silent(struct an *an, uint32_t host, bool silent)
+{
+	if (host < an->nhosts)
+		an->hosts[host].silent = silent;
 }
 
 void an_clock(struct an *an, uint32_t host, uint64_t now_ns)

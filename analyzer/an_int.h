@@ -383,6 +383,7 @@ struct an_host_st {
 	uint64_t perturbed_until;	/* step hooks were on until about here,
 					 * + AN_PERTURB_NS */
 	bool have_now;
+	bool silent;		/* its records stopped: an_host_silent */
 };
 
 struct an {

@@ -14,6 +14,15 @@
 
 enum sub_state { SS_FINISHED, SS_STARVING, SS_T4 };
 
+
+/* R's process is on a host whose records stopped (an_host_silent) */
+static bool rank_silent(const struct an *an, const struct an_comm *c, int32_t r)
+{
+	const struct an_proc *p = r >= 0 && r < c->nranks ? an_proc_of(an, &c->r[r]) : NULL;
+
+	return p && p->host < an->nhosts && an->hosts[p->host].silent;
+}
+
 static enum sub_state classify(const struct an_progress *p, enum an_t4 *t4)
 {
 	*t4 = AN_T4_NONE;
@@ -221,6 +230,7 @@ struct flow_facts {
 	bool lost;		/* data sent to it never arrived */
 	bool unsent;		/* one of its sends has not left: its GPU made nothing */
 	bool blocked;		/* ... toward a GPU that holds its earlier data */
+	bool silent_end;	/* the other end of a stuck flow, its node silent */
 };
 
 /*
@@ -621,7 +631,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
 	struct pick least = { .rank = -1 }, quiet = { .rank = -1 };
 	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 }, behind = { .rank = -1 };
-	struct pick cross = { .rank = -1 };
+	struct pick cross = { .rank = -1 }, silent = { .rank = -1 };
 	bool cross_unplaced = false;
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
@@ -649,6 +659,12 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			ss = classify(p, &t4);
 			if (ss == SS_FINISHED)
 				continue;
+			/* a live rank's flow with a rank whose node went silent */
+			if (!rank_silent(an, c, r) && rank_silent(an, c, p->peer)) {
+				ff[p->peer].silent_end = true;
+				if (silent.rank < 0)
+					silent = (struct pick){ r, p, AN_T4_NOT_STARTED, true };
+			}
 			frac = p->nsteps ? (double)p->done / (double)p->nsteps :
 					   1;
 			if (frac < least_frac) {
@@ -752,7 +768,20 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		}
 	}
 	st->cls = AN_H3;
-	if (any_lost && !any_nd) {
+	if (silent.rank >= 0) {
+		/*
+		 * A node that sends nothing any more (died whole, or its agent
+		 * did): what its ranks did is unknown, and a flow with them
+		 * stuck says nothing against the live end
+		 */
+		for (r = 0; r < c->nranks; r++)
+			if (ff[r].silent_end)
+				add_cul(an, st, r);
+		an_text(st, "least progress: ");
+		describe_sub(st, &silent);
+		an_text(st, "; the other end, rank %d, is on a node that sends no"
+			" records any more: its side of the op is unknown", silent.p->peer);
+	} else if (any_lost && !any_nd) {
 		/* the sender is done, the receiver never got it */
 		for (r = 0; r < c->nranks; r++)
 			if (ff[r].lost)

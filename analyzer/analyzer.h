@@ -228,6 +228,14 @@ void an_free(struct an *an);
 
 /* Registers a host by name (idempotent): returns its id, or -1 on ENOMEM. */
 int an_host(struct an *an, const char *name);
+/*
+ * HOST's records stopped coming (SILENT: a fleet node whose agent, or the
+ * node itself, went quiet while others still send), or come again.  A
+ * silent host's side of a comm says nothing about its progress: a comm's
+ * time without progress is taken over its other hosts, and a verdict
+ * naming a rank there says its node went silent.
+ */
+void an_host_silent(struct an *an, uint32_t host, bool silent);
 const char *an_host_name(const struct an *an, uint32_t host);
 
 /* The host's current time: runs detection. */

@@ -323,4 +323,53 @@ PY
 	echo "$name: ok"
 }
 replicas
+# node B dies (its agent and its ranks SIGKILLed at once, as a kernel
+# panic or a power loss does): node A's ranks wait in comms shared with it
+nodedeath() {
+	local name=nodedeath
+	begin_scenario "$name" || return 0
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
+		--wait-start "$TMP/go"
+	rank_pids 8 >/dev/null
+	start_fleet "$name"
+	touch "$TMP/go"
+	sleep 3
+	t_kill=$(date +%s%N)
+	kill -9 "$AGENT_B" $(awk '$1 >= 4 {print $2}' "$TMP/pids")
+	WAIT_S=$((STALL + 30)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
+		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.aerr")"
+	sleep 3
+	kill -INT "$AGENT_A"
+	wait "$AGENT_A" || fail "agent A exited $?: $(cat "$TMP/$name.agentA")"
+	stop_job "$JOB"
+	stop_analyzer "$name"
+	# every root names node B's ranks only and says that node went silent,
+	# within its 5 s of silence + the stall threshold + 2 s
+	python3 - "$TMP/$name.jsonl" "$t_kill" "$STALL" <<'EOF_PY' ||
+import json, sys
+vs = [json.loads(l) for l in open(sys.argv[1]) if '"type":"verdict"' in l]
+t_kill, stall = int(sys.argv[2]), float(sys.argv[3])
+roots = [v for v in vs if v["role"] == "root"]
+if not roots:
+    sys.exit("no root verdict")
+for v in vs:
+    if v["detected_ns"] < t_kill:
+        sys.exit("a verdict before node B died: " + v["evidence"]["text"])
+for v in roots:
+    hosts = {c.get("host") for c in v["culprits"]}
+    if hosts != {"nodeB"} or v["evidence"].get("node_silent") != "nodeB":
+        sys.exit("a root not on the silent node B: " + v["evidence"]["text"])
+lat = (min(v["detected_ns"] for v in roots) - t_kill) / 1e9
+if lat > 5 + stall + 2:
+    sys.exit("the root %.1f s after node B died" % lat)
+print("nodedeath: %d roots, on node B's ranks %s, the first %.1f s after it died" %
+      (len(roots), sorted({c["global_rank"] for v in roots for c in v["culprits"]}), lat))
+EOF_PY
+		fail "$name: wrong verdict"
+	echo "$name: ok"
+}
+nodedeath
+
 echo "ok: the fleet analyzer named class, communicator, round, culprit and node"

@@ -596,6 +596,48 @@ static void test_gpu_stuck_outside(void)
 	}
 }
 
+/*
+ * A node that dies whole (a fleet node's agent and ranks at once): its
+ * clock stops with its records.  Rank 0 (host 0) waits in an all-reduce
+ * that rank 1 (host 1) never enters.  With host 1's side counted, the comm
+ * never looks stalled (its time without progress is the shortest over its
+ * hosts): no verdict in 10 s.  Told that host 1 is silent, the analyzer
+ * names rank 1 and says its node went silent.
+ */
+static void test_silent_node(bool told)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int i;
+
+	sim_init_hosts(&s, 3, 30, 2, 1);
+	sim_comm(&s, TP, 2, NULL);
+	for (i = 0; i < 5; i++) {
+		sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_tick(&s, 0.25);
+	}
+	sim_call(&s, TP, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	if (told)
+		an_host_silent(s.an, s.host_id[1], true);
+	for (i = 0; i < 40; i++) {
+		s.now[0] += SIM_TICK_NS;
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	v = s.nv ? &s.v[0] : NULL;
+	if (!told) {
+		CHECK_INT(s.nv, 0);
+	} else {
+		CHECK(v != NULL);
+		if (v) {
+			CHECK_INT(v->role, AN_ROOT);
+			CHECK_STR(sim_culprits(v), "1");
+			CHECK(sim_val_s(v, "node_silent") != NULL);
+			CHECK(strstr(v->text, "sends no records any more") != NULL);
+		}
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_many_idle_comms();
@@ -612,5 +654,7 @@ int main(void)
 	test_p2p_from_attach_mismatch();
 	test_coll_from_attach();
 	test_gpu_stuck_outside();
+	test_silent_node(false);
+	test_silent_node(true);
 	return check_finish("test_an_h1");
 }

@@ -23,6 +23,7 @@ struct node {
 	uint64_t wm;		/* all its records up to here have arrived */
 	uint64_t clock;		/* the clock given to the analyzer */
 	uint64_t seen_ns;	/* analyzer's monotonic time wm last moved */
+	bool silent;		/* told to the analyzer: an_host_silent */
 };
 
 struct fleet_analyzer {
@@ -267,6 +268,9 @@ static uint64_t mono_ns(void)
  * ahead of the others, whose silence was the outage's.  Measured: agent A
  * back 2.5 s after agent B following a 10 s outage gave false H3 'GPU not
  * ready' roots on B's comms whose GPU waits on a comm shared with A.
+ * The analyzer is told which nodes are silent while others send: their
+ * clocks stop with their records, and a node that died whole must not keep
+ * the comms it shares with the others looking fresh.
  */
 static void advance_clocks(struct fleet_analyzer *fa)
 {
@@ -281,6 +285,17 @@ static void advance_clocks(struct fleet_analyzer *fa)
 		if (n->wm && now - seen < NODE_QUIET_NS &&
 		    (int64_t)n->wm + fa->offset[n->host] < w)
 			w = (int64_t)n->wm + fa->offset[n->host];
+	}
+	for (i = 0; i < fa->nnodes; i++) {
+		struct node *n = &fa->nodes[i];
+		uint64_t seen = n->seen_ns > fa->resumed_ns ? n->seen_ns : fa->resumed_ns;
+		/* silent: quiet while another node still sends */
+		bool silent = n->wm && now - seen >= NODE_QUIET_NS && w != INT64_MAX;
+
+		if (silent != n->silent) {
+			n->silent = silent;
+			an_host_silent(fa->an, (uint32_t)n->host, silent);
+		}
 	}
 	for (i = 0; i < fa->nnodes; i++) {
 		struct node *n = &fa->nodes[i];
