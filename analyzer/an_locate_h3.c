@@ -14,7 +14,6 @@
 
 enum sub_state { SS_FINISHED, SS_STARVING, SS_T4 };
 
-
 /* R's process is on a host whose records stopped (an_host_silent) */
 static bool rank_silent(const struct an *an, const struct an_comm *c, int32_t r)
 {

@@ -643,13 +643,6 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		slow_chain_back(an, c, v->detected_ns, v->clock_host);
 }
 
-/*
- * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
- * (the culprit is the slow link), for S1 where the rounds' starts are
- * unknown (the CPU runs ahead of its GPU: the sample shows who arrives
- * last), and for S1 with P near its bound (P_S1_SAMPLE).  An onset whose
- * sample named nobody is tried again at the next update of the incident.
- */
 /* the kernel's TCP retransmits on C's connections name one rank's link */
 static bool tcp_link(const struct an *an, const struct an_comm *c)
 {
@@ -659,6 +652,13 @@ static bool tcp_link(const struct an *an, const struct an_comm *c)
 	       mine >= AN_NET_MIN_RETRANS;
 }
 
+/*
+ * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
+ * (the culprit is the slow link), for S1 where the rounds' starts are
+ * unknown (the CPU runs ahead of its GPU: the sample shows who arrives
+ * last), and for S1 with P near its bound (P_S1_SAMPLE).  An onset whose
+ * sample named nobody is tried again at the next update of the incident.
+ */
 void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		     int64_t iter, int ev)
 {

@@ -46,6 +46,15 @@ free_port() {
 MPORT_A=$(free_port)
 MPORT_AN=$(free_port)
 
+# fresh_job [JOB ARGS]: Redis's streams emptied, then the scenarios' 8-rank
+# job (TP 2, PP 2, 25 ms of compute a step) with ARGS; waits for its ranks
+fresh_job() {
+	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
+	redis-cli -p "$PORT" flushall >/dev/null
+	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 "$@"
+	rank_pids 8 >/dev/null
+}
+
 # start_fleet NAME [ANALYZER ARGS]: the two agents and the analyzer for the
 # job in $TMP/pids (agent A and the analyzer serve /metrics on MPORT_A,
 # MPORT_AN)
@@ -101,12 +110,8 @@ stop_analyzer() {
 scenario() {
 	local name=$1 jobargs=$2 checkargs=$3 fault=${4:-}
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
 	# shellcheck disable=SC2086
-	CCLD_SIM_FAULT=$fault start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 \
-		--timeout 120 $jobargs --wait-start "$TMP/go"
-	rank_pids 8 >/dev/null
+	CCLD_SIM_FAULT=$fault fresh_job $jobargs --wait-start "$TMP/go"
 	start_fleet "$name"
 	touch "$TMP/go"
 	WAIT_S=$((STALL + 40)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
@@ -134,11 +139,7 @@ scenario netstall "--steps 100000" "--class H3 --culprits 6 --state not_delivere
 slow_restart() {
 	local name=compute
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
-	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --jitter 10 --timeout 120 \
-		--steps 330 --slow 2:200:3:60 --wait-start "$TMP/go"
-	rank_pids 8 >/dev/null
+	fresh_job --jitter 10 --steps 330 --slow 2:200:3:60 --wait-start "$TMP/go"
 	# it counts iterations of 30 ms steps: no minimum wall time (the
 	# single-node tests check the default).  Only here: with it, 3 rounds
 	# of a busy machine's noise are a slowdown, as that option says (a
@@ -176,11 +177,7 @@ slow_restart
 outage() {
 	local name=outage
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
-	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
-		--hang 2:150 --wait-start "$TMP/go"
-	rank_pids 8 >/dev/null
+	fresh_job --steps 100000 --hang 2:150 --wait-start "$TMP/go"
 	start_fleet "$name"
 	touch "$TMP/go"
 	sleep 3
@@ -234,11 +231,7 @@ outage
 late() {
 	local name=late last=-1 now same=0 i t0
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
-	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
-		--hang 5:20 --pattern pytorch
-	rank_pids 8 >/dev/null
+	fresh_job --steps 100000 --hang 5:20 --pattern pytorch
 	for ((i = 0; i < 300 && same < 15; i++)); do
 		now=$(cat "$TMP"/log/calls.*.jsonl 2>/dev/null | wc -l)
 		if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then same=$((same + 1)); else same=0; fi
@@ -270,11 +263,7 @@ late
 replicas() {
 	local name=replicas a b
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
-	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
-		--mismatch 3:20:count --wait-start "$TMP/go"
-	rank_pids 8 >/dev/null
+	fresh_job --steps 100000 --mismatch 3:20:count --wait-start "$TMP/go"
 	a=$(awk '$1 < 4 {print $2}' "$TMP/pids" | paste -sd,)
 	b=$(awk '$1 >= 4 {print $2}' "$TMP/pids" | paste -sd,)
 	"$BIN/ccld-trace" daemon --redis "$URL" --node nodeA --shards $SHARDS -p "$a" \
@@ -326,18 +315,15 @@ replicas
 # node B dies (its agent and its ranks SIGKILLed at once, as a kernel
 # panic or a power loss does): node A's ranks wait in comms shared with it
 nodedeath() {
-	local name=nodedeath
+	local name=nodedeath b_ranks t_kill
 	begin_scenario "$name" || return 0
-	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
-	redis-cli -p "$PORT" flushall >/dev/null
-	start_job --ranks 8 --tp 2 --pp 2 --compute-ms 25 --timeout 120 --steps 100000 \
-		--wait-start "$TMP/go"
-	rank_pids 8 >/dev/null
+	fresh_job --steps 100000 --wait-start "$TMP/go"
 	start_fleet "$name"
 	touch "$TMP/go"
 	sleep 3
 	t_kill=$(date +%s%N)
-	kill -9 "$AGENT_B" $(awk '$1 >= 4 {print $2}' "$TMP/pids")
+	mapfile -t b_ranks < <(awk '$1 >= 4 {print $2}' "$TMP/pids")
+	kill -9 "$AGENT_B" "${b_ranks[@]}"
 	WAIT_S=$((STALL + 30)) wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl" ||
 		fail "$name: no verdict: $(tail -3 "$TMP/$name.jsonl") $(cat "$TMP/$name.aerr")"
 	sleep 3

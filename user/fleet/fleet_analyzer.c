@@ -272,6 +272,14 @@ static uint64_t mono_ns(void)
  * clocks stop with their records, and a node that died whole must not keep
  * the comms it shares with the others looking fresh.
  */
+/* N's watermark has not moved for NODE_QUIET_NS since delivery resumed */
+static bool node_quiet(const struct fleet_analyzer *fa, const struct node *n, uint64_t now)
+{
+	uint64_t seen = n->seen_ns > fa->resumed_ns ? n->seen_ns : fa->resumed_ns;
+
+	return now - seen >= NODE_QUIET_NS;
+}
+
 static void advance_clocks(struct fleet_analyzer *fa)
 {
 	uint64_t now = mono_ns();
@@ -280,17 +288,15 @@ static void advance_clocks(struct fleet_analyzer *fa)
 
 	for (i = 0; i < fa->nnodes; i++) {
 		const struct node *n = &fa->nodes[i];
-		uint64_t seen = n->seen_ns > fa->resumed_ns ? n->seen_ns : fa->resumed_ns;
 
-		if (n->wm && now - seen < NODE_QUIET_NS &&
+		if (n->wm && !node_quiet(fa, n, now) &&
 		    (int64_t)n->wm + fa->offset[n->host] < w)
 			w = (int64_t)n->wm + fa->offset[n->host];
 	}
 	for (i = 0; i < fa->nnodes; i++) {
 		struct node *n = &fa->nodes[i];
-		uint64_t seen = n->seen_ns > fa->resumed_ns ? n->seen_ns : fa->resumed_ns;
 		/* silent: quiet while another node still sends */
-		bool silent = n->wm && now - seen >= NODE_QUIET_NS && w != INT64_MAX;
+		bool silent = n->wm && node_quiet(fa, n, now) && w != INT64_MAX;
 
 		if (silent != n->silent) {
 			n->silent = silent;
