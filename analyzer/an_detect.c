@@ -314,9 +314,8 @@ static void silent_note(const struct an *an, struct an_verdict *v)
 			continue;
 		an_text(v, "; the node of rank %d (%s) sends no records any more (its"
 			" agent or the node itself is down): its state is what its last"
-			" records said", v->cul[i].rank,
-			an->hosts[h].name ? an->hosts[h].name : "?");
-		an_val_s(v, "node_silent", an->hosts[h].name ? an->hosts[h].name : "?");
+			" records said", v->cul[i].rank, an_host_name(an, h));
+		an_val_s(v, "node_silent", an_host_name(an, h));
 		return;
 	}
 }
