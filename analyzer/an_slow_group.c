@@ -133,7 +133,9 @@ static void emit_group(struct an *an, struct an_comm *c, const struct slow_round
 {
 	struct an_slow *s = c->slow;
 	const struct an_comm *root;
-	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, rank, recovered, 0,
+	/* the step sample's slow sender, or the lossy link's end (slow_net_end) */
+	int32_t cul = cls == AN_S2 && !recovered ? slow_net_end(an, c, rank) : rank;
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, cul, recovered, 0,
 						  &root);
 
 	v->onset_ns = s->grp_t0;
@@ -155,7 +157,7 @@ static void emit_group(struct an *an, struct an_comm *c, const struct slow_round
 	an_val_s(v, "detector", "comparable group");
 	an_val_i(v, "nranks", c->nranks);
 	s->grp_said = !recovered;
-	s->grp_rank = rank;
+	s->grp_rank = cul;
 	slow_send_verdict(an, v);
 }
 

@@ -378,6 +378,10 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 /* CCL-D's verdict about round RD for the events EV (SL_EV_*) */
 void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	       int64_t iter, int ev);
+/* the rank whose link the kernel's TCP retransmits on C's connections name, -1 none */
+int32_t slow_tcp_end(const struct an *an, const struct an_comm *c);
+/* the culprit of a network slowdown whose step sample found SAMPLED the slowest sender */
+int32_t slow_net_end(const struct an *an, const struct an_comm *c, int32_t sampled);
 
 /* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);

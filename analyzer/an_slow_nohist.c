@@ -1058,11 +1058,21 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 		an_val_i(v, "s1_rank", rank);
 		return;
 	}
-	if (cls == AN_S2)
+	if (cls == AN_S2) {
+		uint32_t links, retrans, mine;
+		int32_t end = slow_net_end(an, c, rank);
+
 		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
 			" straggler (communication, S2)", secs, rank, a / 1e6, b / 1e6);
-	else
+		if (end != rank && an_net_common_rank(an, c, &links, &retrans, &mine) == end) {
+			an_text(v, "; rank %d is at one end of the connections with %u of the"
+				" %u TCP retransmits on %u connections of the comm: its link"
+				" loses packets, and rank %d's slow sends are its echo",
+				end, mine, retrans, links, rank);
+			an_val_i(v, "tcp_rank", end);
+		}
+	} else
 		an_text(v, "; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
 			" %.0f%% of %u rounds, %.1f ms after the others (mean), and no"
 			" rank's sends are slow in the network: computation (S1; its CPU"
@@ -1104,7 +1114,9 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	struct an_slow *s = c->slow;
 	const struct sl_rise_result *r = &s->rres;
 	const struct an_comm *root;
-	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, rank, false, 0, &root);
+	/* the step sample's slow sender, or the lossy link's end (slow_net_end) */
+	int32_t cul = cls == AN_S2 && !named ? slow_net_end(an, c, rank) : rank;
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, cul, false, 0, &root);
 
 	v->onset_ns = r->t_onset;
 	an_text(v, "comm %016" PRIx64 " is slower:"
@@ -1135,7 +1147,7 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 		an_net_note(an, c, v);
 	s->rise_wait = false;
 	s->rise_said = true;
-	s->rise_rank = rank;
+	s->rise_rank = cul;
 	slow_send_verdict(an, v);
 }
 

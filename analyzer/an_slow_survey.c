@@ -178,7 +178,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 				iv / 1e6);
 	}
 	if (s->survey_open) {
-		if (s->survey_cls == AN_S2 ? link == s->survey_rank :
+		if (s->survey_cls == AN_S2 ? slow_net_end(an, c, link) == s->survey_rank :
 		    (named && !held ? rank : p2p) == s->survey_rank)
 			return;		/* still slow: the incident stays open */
 		s->survey_open = false;
@@ -203,7 +203,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 */
 	if (link >= 0) {
 		cls = AN_S2;
-		rank = link;
+		rank = slow_net_end(an, c, link);	/* the sender, or the lossy link's end */
 		p2p = -1;
 	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */
@@ -244,7 +244,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		slow_p2p_evidence(v, rank, &f);
 		an_val_i(v, "s1_rank", rank);
 	} else if (cls == AN_S2) {
-		slow_sampled_cause(an, c, v, AN_S2, rank, lat, lat_med, root);
+		slow_sampled_cause(an, c, v, AN_S2, link, lat, lat_med, root);
 		an_net_note(an, c, v);
 	} else {
 		slow_sampled_cause(an, c, v, AN_S1, rank, share, lead, root);

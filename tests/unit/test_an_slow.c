@@ -1843,6 +1843,62 @@ static void test_part_sample_wide_comm(void)
 }
 
 /*
+ * A lossy link slows the sends that cross it: rank 1 sends to rank 2, whose
+ * link loses packets, and its steps are 3x the others'.  The network part
+ * of the rounds rises (below CCL-D's threshold), and the rise's step sample
+ * finds rank 1 the slowest sender; the kernel's retransmits put rank 2 at
+ * the end of every link carrying them: rank 2 is the culprit, the sample's
+ * sender cited as the link's echo (test_trace_tcp_loss in a fresh-clone CI
+ * run: S2 named the sender, rank 0, while TCP named rank 2).  Without the
+ * retransmits the sample's sender is named.
+ */
+static void test_rise_tcp_end(bool tcp)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 3 * MS, MS, MS };
+	const struct an_verdict *v = NULL;
+	uint64_t rng = 9, op = 1;
+	struct an_comm *c;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	c = an_comm_get(s.an, W, 0, false);
+	for (i = 0; i < 800 && !(v = first_new(&s)); i++) {
+		uint64_t late[4];
+
+		/*
+		 * each rank last in turn, 15 ms after the others: the network
+		 * part a small share of the rounds, and no straggler
+		 */
+		for (r = 0; r < 4; r++)
+			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2)) +
+				  (r == i % 4 ? 15 * MS : 0);
+		if (i == 150 && tcp) {
+			retransmits(&s, 101, 102, 40);
+			retransmits(&s, 102, 103, 25);
+			retransmits(&s, 103, 102, 5);
+		}
+		c = c ? c : an_comm_get(s.an, W, 0, false);
+		proxy_round(&s, op++, i < 150 ? fast : slow, c && c->sampling);
+		round_busy(&s, s.now[0] + MS, late, i < 150 ? 2 * MS : 4 * MS);
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK_STR(sim_culprits(v), tcp ? "2" : "1");
+		CHECK(strstr(v->text, "the network part of its rounds") != NULL);
+		CHECK(strstr(v->text, "rank 1's send steps spend 3.00 ms") != NULL);
+		CHECK((strstr(v->text, "rank 2 is at one end of the connections with 70 of the"
+			      " 70 TCP retransmits") != NULL) == tcp);
+		CHECK((strstr(v->text, "rank 1's slow sends are its echo") != NULL) == tcp);
+		CHECK(sim_val(v, "s2_rank") && sim_val(v, "s2_rank")->i == 1);
+	}
+	sim_fini(&s);
+}
+
+/*
  * The same for a rise of the network part whose sample named nobody: once
  * the rise fell back, the cooldown ends with it (the stand-in's GPU bundle
  * acceptance, a fresh-clone CI run: a rise 5 s before rank 1's 3x compute
@@ -1877,6 +1933,8 @@ static void test_cooldown_after_unnamed_rise(void)
 
 int main(void)
 {
+	test_rise_tcp_end(true);
+	test_rise_tcp_end(false);
 	test_cooldown_after_unnamed_rise();
 	test_sample_holds_for_rounds();
 	test_sample_holds_to_max();
