@@ -435,6 +435,20 @@ void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 		((struct an_comm *)v)->version++;
 }
 
+void an_steps_shed(struct an *an, uint32_t host, uint64_t total, uint64_t t_ns)
+{
+	(void)t_ns;
+	an->stats.records++;
+	if (host >= an->nhosts) {
+		an->stats.rejected++;
+		return;
+	}
+	if (total <= an->hosts[host].steps_shed)
+		return;		/* known already (cumulative counts) */
+	an->steps_shed += total - an->hosts[host].steps_shed;
+	an->hosts[host].steps_shed = total;
+}
+
 void an_nccl_warning(struct an *an, uint32_t host, uint32_t pid, const char *file,
 		     uint32_t line, const char *msg, uint64_t t_ns)
 {

@@ -384,6 +384,7 @@ struct an_host_st {
 					 * + AN_PERTURB_NS */
 	bool have_now;
 	bool silent;		/* its records stopped: an_host_silent */
+	uint64_t steps_shed;	/* its step records shed so far (an_steps_shed) */
 };
 
 struct an {
@@ -405,6 +406,7 @@ struct an {
 	uint64_t gpu_gen;	/* bumped when a process's GPU position changes */
 	bool debug;		/* CCLD_AN_DEBUG set */
 	uint32_t nsuspected;	/* comms suspected now (step hooks on, live) */
+	uint64_t steps_shed;	/* the hosts' steps_shed summed */
 	bool env_dirty;		/* an NCCL library label came: an_env_check looks */
 	/* the comparable-group scans: paced by host GRP_HOST's clock */
 	bool grp_have;

@@ -635,6 +635,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		an_warn_note(an, v);
 		an_env_note(an, v);
 		an_net_note(an, c, v);
+		slow_shed_note(c, v);
 	}
 	an->stats.verdicts++;
 	if (an->sink.verdict)

@@ -143,6 +143,12 @@ struct an_slow {
 	int pend_ev;
 	uint32_t samp_host;
 	uint64_t samp_t0;
+	/*
+	 * step records BPF shed (the ring 3/4 full) over every host: the
+	 * count when the sample began, and how many the sample that just
+	 * ended missed (0 outside its verdicts)
+	 */
+	uint64_t samp_shed0, samp_shed;
 	double *net0;		/* [3 * nranks] ns, bytes, steps at the start */
 	double *wait;		/* [nranks] in the latest complete round: how long
 				 * the rank waited for the last arriver, NaN */
@@ -378,6 +384,8 @@ void slow_ccld_event(struct an *an, struct an_comm *c, const struct slow_round *
 /* CCL-D's verdict about round RD for the events EV (SL_EV_*) */
 void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	       int64_t iter, int ev);
+/* a verdict from a step sample that missed step records says so */
+void slow_shed_note(const struct an_comm *c, struct an_verdict *v);
 /* the rank whose link the kernel's TCP retransmits on C's connections name, -1 none */
 int32_t slow_tcp_end(const struct an *an, const struct an_comm *c);
 /* the culprit of a network slowdown whose step sample found SAMPLED the slowest sender */

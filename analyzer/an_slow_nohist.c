@@ -383,6 +383,7 @@ void slow_send_verdict(struct an *an, struct an_verdict *v)
 		an_hw_note(an, v);
 		an_warn_note(an, v);
 		an_env_note(an, v);
+		slow_shed_note(an_comm_get(an, v->comm, 0, false), v);
 		an->stats.verdicts++;
 	}
 	if (an->sink.verdict)

@@ -475,6 +475,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 		     an->hosts[s->samp_host].now : s->pend.t_end;
 	s->samp_defer = false;
 	s->defer_t0 = 0;
+	s->samp_shed0 = an->steps_shed;
 	s->arr_rounds = s->samp_rounds = 0;
 	s->arr_t0 = s->arr_t1 = 0;
 	s->samp_iters = s->samp_slow_iters = 0;
@@ -645,6 +646,10 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	    slow_survey_short(s, now) || few_rounds(c, now))
 		return;
 	s->have_srate = timed >= 2;
+	s->samp_shed = an->steps_shed - s->samp_shed0;
+	if (an->debug && s->samp_shed)
+		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: %" PRIu64 " step records"
+			" shed while it ran\n", c->hash, s->samp_shed);
 	an_suspect_comm(an, c, false, true, UINT32_MAX, 0);
 	s->pend.t_end = now;
 	s->pend.host = s->samp_host;
@@ -812,12 +817,23 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		}
 		fprintf(stderr, "\n");
 	}
+	s->samp_shed = 0;	/* its verdicts are out */
 	if (next_part) {
 		parts_of(an, c, s->samp_in, ++s->samp_part);
 		sample_go(an, c);
 	} else if (s->samp_in) {
 		parts_done(s);
 	}
+}
+
+void slow_shed_note(const struct an_comm *c, struct an_verdict *v)
+{
+	if (!c || !c->slow || !c->slow->samp_shed)
+		return;
+	an_text(v, "; %" PRIu64 " step records were shed while the step hooks sampled"
+		" (the ring buffer was 3/4 full; calls kept their room): the sample's"
+		" step times and arrivals are incomplete", c->slow->samp_shed);
+	an_val_i(v, "steps_shed", (int64_t)c->slow->samp_shed);
 }
 
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns)

@@ -700,7 +700,10 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		an_thread_state(an, host, w->k.pid, &w->thread, w->t_ns);
 		break;
 	case AW_LOST:
-		an_records_lost(an, host, w->k.pid, w->lost, w->t_ns);
+		if (w->k.pid)
+			an_records_lost(an, host, w->k.pid, w->lost, w->t_ns);
+		else
+			an_steps_shed(an, host, w->lost, w->t_ns);
 		break;
 	case AW_NCCL_WARN:
 		an_nccl_warning(an, host, w->k.pid, w->label, w->warn_line, w->warn_msg, w->t_ns);

@@ -87,7 +87,11 @@ struct an_wire {
 	uint8_t tcp_old, tcp_new;	/* AW_TCP: TCP states (AN_TCP_STATE) */
 	struct an_launch launch;	/* AW_LAUNCHED */
 	struct an_thread thread;	/* AW_THREAD (k.pid: the process) */
-	uint64_t lost;			/* AW_LOST (k.pid): its records lost so far */
+	/*
+	 * AW_LOST (k.pid): its records lost so far; k.pid 0: the host's
+	 * step records shed so far (an_steps_shed)
+	 */
+	uint64_t lost;
 	struct an_setup setup;		/* AW_SETUP (setup.pid) */
 	uint16_t port;			/* AW_ENDPOINT (k.pid; label: the address) */
 	bool gone;			/* AW_ENDPOINT: the process has none there any more */

@@ -303,6 +303,14 @@ void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 		     uint64_t t_ns);
 
 /*
+ * HOST's tracer has shed TOTAL step records so far (cumulative): its ring
+ * buffer was 3/4 full, and step records, sampling data, gave way to calls.
+ * A slow verdict from a step sample that ran meanwhile says its evidence is
+ * incomplete (value steps_shed).
+ */
+void an_steps_shed(struct an *an, uint32_t host, uint64_t total, uint64_t t_ns);
+
+/*
  * Tier D: the driver reported a GPU error (NVIDIA Xid) for the GPU BUS_ID
  * that process PID uses.  Gives an "HW" verdict for the process's rank, and
  * is cited in H3 and S2 verdicts that name it.  TEXT: the driver's words.

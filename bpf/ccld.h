@@ -437,7 +437,15 @@ struct ccld_rdma {		/* CCLD_EV_RDMA */
 struct ccld_lost {		/* CCLD_EV_LOST, CCLD_EV_PROC_LOST (one process's) */
 	__u64 main_drops;	/* cumulative, all CPUs */
 	__u64 rare_drops;
+	/*
+	 * CCLD_EV_LOST: step records proxy.bpf.c left out (cumulative)
+	 * because the main ring was 3/4 full, so that calls still fit
+	 */
+	__u64 steps_shed;
 };
+#define CCLD_DROP_MAIN		0	/* the drops map's indexes */
+#define CCLD_DROP_RARE		1
+#define CCLD_DROP_STEPS_SHED	2
 
 /*
  * The pid_drops map's value: the records of one process (tgid) that a

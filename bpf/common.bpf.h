@@ -16,10 +16,13 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* [0] main ring reserve failures, [1] rare ring reserve failures */
+/*
+ * [CCLD_DROP_MAIN] main ring reserve failures, [CCLD_DROP_RARE] rare ring
+ * reserve failures, [CCLD_DROP_STEPS_SHED] step records shed (ring_crowded)
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");

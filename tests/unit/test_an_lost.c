@@ -8,6 +8,7 @@
  */
 #include "test_an_helpers.h"
 #include "an_wire.h"
+#include "an_int.h"
 
 #define TP 0x1111222233334444ull
 #define MS 1000000ull
@@ -178,6 +179,45 @@ static void test_wire(void)
 }
 
 /*
+ * AW_LOST of no process (pid 0): the host's step records shed, cumulative
+ * per host (a repeat, or an older count, adds nothing), summed over hosts;
+ * no process's records are lost by it
+ */
+static void test_wire_steps_shed(void)
+{
+	struct an_wire w, d;
+	uint8_t buf[AN_WIRE_MAX];
+	char err[128];
+	struct sim s;
+	int n;
+
+	sim_init_hosts(&s, 30, 300, 2, 4);
+	memset(&w, 0, sizeof(w));
+	w.type = AW_LOST;
+	w.t_ns = s.now[0];
+	w.lost = 700;
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_INT(d.k.pid, 0);
+	an_wire_apply(s.an, s.host_id[0], &d);
+	an_wire_apply(s.an, s.host_id[0], &d);
+	d.lost = 300;
+	an_wire_apply(s.an, s.host_id[0], &d);
+	CHECK(s.an->steps_shed == 700);
+	d.lost = 50;
+	an_wire_apply(s.an, s.host_id[1], &d);
+	d.lost = 900;
+	an_wire_apply(s.an, s.host_id[0], &d);
+	CHECK(s.an->steps_shed == 950);
+	CHECK(s.an->hosts[s.host_id[0]].steps_shed == 900);
+	CHECK_INT(s.an->nprocs, 0);
+	an_wire_apply(s.an, 99, &d);	/* no such host */
+	CHECK(s.an->steps_shed == 950);
+	sim_fini(&s);
+}
+
+/*
  * Slow: rank 2's completions of three rounds in four are lost, so its next
  * completion (up to the fourth) ends them all: three rounds in a row look
  * long on rank 2.  NOTE: whether the loss is known.
@@ -237,6 +277,7 @@ int main(void)
 	test_incomplete_at_hang_s();
 	test_loss_before_last_call();
 	test_wire();
+	test_wire_steps_shed();
 	test_slow_lost_completions();
 	return check_finish("test_an_lost");
 }

@@ -314,7 +314,7 @@ static void proxy_busy_rounds(struct sim *s, uint64_t *op, int n, const uint64_t
  * PIPELINED steps its typical step (each step's own time) is 4 ms too,
  * where the time since the previous completion was 0.01 ms for 7 of 8.
  */
-static void test_s2_step_sample(bool pipelined)
+static void test_s2_step_sample(bool pipelined, bool shed)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 4 * MS, MS, MS };
 	const uint64_t zero[4] = { 0, 0, 0, 0 };
@@ -327,14 +327,19 @@ static void test_s2_step_sample(bool pipelined)
 	sim_comm(&s, W, 4, NULL);
 	proxy_rounds(&s, &rng, &op, 110, fast, false, -1, 0);
 	CHECK_INT(s.nv, 0);
+	/* 100 step records shed before the sample, 500 more while it runs */
+	an_steps_shed(s.an, s.host_id[0], 100, s.now[0]);
 	/* network slow: the rounds end 30 ms later on every rank */
 	proxy_busy_rounds(&s, &op, 3, slow, false, zero, 40 * MS);
 	/* detected, but the verdict waits for the sample */
 	CHECK_INT(s.nv, 0);
 	CHECK_INT(s.nsuspect_on, 1);
 	pipelined_steps = pipelined;
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 5; i++) {
 		proxy_round(&s, op++, slow, true);
+		if (shed && i == 2)
+			an_steps_shed(s.an, s.host_id[0], 600, s.now[0]);
+	}
 	pipelined_steps = false;
 	sim_tick(&s, 0.75);
 	CHECK_INT(s.nsuspect_off, 1);
@@ -350,6 +355,10 @@ static void test_s2_step_sample(bool pipelined)
 		CHECK(sim_val(v, "s2_step_ms") &&
 		      fabs(sim_val(v, "s2_step_ms")->f - 4) < (pipelined ? 0.05 : 0.01));
 		CHECK(sim_val(v, "p") && sim_val(v, "p")->f < 0.4);
+		/* the sample says what it missed, and only then */
+		CHECK((strstr(v->text, "; 500 step records were shed while the step hooks"
+			      " sampled") != NULL) == shed);
+		CHECK((sim_val(v, "steps_shed") && sim_val(v, "steps_shed")->i == 500) == shed);
 	}
 	sim_fini(&s);
 }
@@ -1948,8 +1957,9 @@ int main(void)
 	test_tcp_link();
 	test_comparable_group();
 	test_s1_onset_recovery();
-	test_s2_step_sample(false);
-	test_s2_step_sample(true);
+	test_s2_step_sample(false, false);
+	test_s2_step_sample(false, true);
+	test_s2_step_sample(true, false);
 	test_s2_no_steps();
 	test_s1_border_sampled(4);
 	test_no_update_before_sampled_onset();

@@ -13,21 +13,24 @@
 #include "nccl_api.skel.h"
 #include "tracer_int.h"
 
-/* failed reservations of both rings so far, over all CPUs; -1: unreadable */
-static int drop_totals(struct tracer *t, uint64_t sums[2])
+/*
+ * failed reservations of both rings and step records shed so far, over all
+ * CPUs (the drops map's CCLD_DROP_*); -1: unreadable
+ */
+static int drop_totals(struct tracer *t, uint64_t sums[3])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd, c;
 	uint64_t *vals;
 	__u32 k;
 
-	sums[0] = sums[1] = 0;
+	sums[0] = sums[1] = sums[2] = 0;
 	if (ncpu <= 0)
 		return -1;
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -1;
 	fd = bpf_map__fd(t->skel->maps.drops);
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		for (c = 0; c < ncpu; c++)
@@ -60,7 +63,7 @@ void tr_read_pid_drops(struct tracer *t, bool final)
 {
 	int fd = bpf_map__fd(t->skel->maps.pid_drops);
 	struct ccld_pid_drops d;
-	uint64_t sums[2];
+	uint64_t sums[3];
 	__u32 key, next;
 	bool first = true;
 
@@ -86,17 +89,19 @@ void tr_read_pid_drops(struct tracer *t, bool final)
 
 void tr_read_drops(struct tracer *t, uint64_t ts)
 {
-	uint64_t sums[2];
+	uint64_t sums[3];
 	struct ccld_event ev;
 
 	if (drop_totals(t, sums) ||
-	    (sums[0] == t->main_drops && sums[1] == t->rare_drops))
+	    (sums[0] == t->main_drops && sums[1] == t->rare_drops && sums[2] == t->steps_shed))
 		return;
 	t->main_drops = sums[0];
 	t->rare_drops = sums[1];
+	t->steps_shed = sums[2];
 	tr_synth(&ev, CCLD_EV_LOST, 0, ts);
 	ev.u.lost.main_drops = sums[0];
 	ev.u.lost.rare_drops = sums[1];
+	ev.u.lost.steps_shed = sums[2];
 	tr_emit(t, &ev);
 }
 

@@ -47,6 +47,7 @@ struct tracer {
 	struct tracked *procs;
 	size_t nprocs, capprocs;
 	uint64_t main_drops, rare_drops;
+	uint64_t steps_shed;	/* step records BPF shed, the ring crowded (ccld.h) */
 	uint64_t forget_ns;	/* --all: the analyzer's forget_s, for libraries no job uses */
 	uint64_t trim_at;	/* --all: give the freed heap back then (0: not due) */
 	uint64_t trim_asked;	/* when trim_at was first set */

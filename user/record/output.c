@@ -286,6 +286,7 @@ void out_summary_json(FILE *f, const struct summary *s)
 		",\"rare_dropped\":%" PRIu64, CCLD_SCHEMA, s->events, s->calls,
 		s->main_drops + s->rare_drops, s->rare_drops);
 	lost_by_process(f, s->st);
+	fprintf(f, ",\"steps_shed\":%" PRIu64, s->steps_shed);
 	fprintf(f, ",\"processes\":%" PRIu64
 		",\"comms\":%" PRIu64 ",\"verdicts\":%" PRIu64
 		",\"proxy_unattributed\":%" PRIu64 ",\"nccl_warnings\":%" PRIu64
@@ -318,6 +319,9 @@ void out_summary_text(FILE *f, const struct summary *s)
 		s->events, s->calls, s->processes, s->comms, s->verdicts,
 		s->main_drops + s->rare_drops, s->rare_drops, s->duration_s);
 	lost_text(f, s->st);
+	if (s->steps_shed)
+		fprintf(f, "ccld: %" PRIu64 " step records shed: the ring was 3/4 full, and"
+			" they gave way to calls (a step sample then says so)\n", s->steps_shed);
 	if (s->nccl_warnings || s->nccl_warnings_dropped)
 		fprintf(f, "ccld: %" PRIu64 " NCCL warnings (%" PRIu64 " dropped: a part lost,"
 			" or not the message of its WARN)\n", s->nccl_warnings,

@@ -40,6 +40,7 @@ struct summary {
 	uint64_t calls;
 	uint64_t main_drops;
 	uint64_t rare_drops;
+	uint64_t steps_shed;	/* step records shed so that calls fit (not lost) */
 	uint64_t processes;
 	uint64_t comms;
 	uint64_t verdicts;

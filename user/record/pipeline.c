@@ -655,6 +655,14 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		w->gone = ev->u.endpoint.gone != 0;
 		feed_an(p, host);
 	}
+	/* the host's step records shed: AW_LOST of no process */
+	if (ev->type == CCLD_EV_LOST && ev->u.lost.steps_shed) {
+		struct an_wire *w = wire(p, AW_LOST, ev->ts_ns);
+
+		w->k.pid = 0;
+		w->lost = ev->u.lost.steps_shed;
+		feed_an(p, host);
+	}
 	if (ev->type == CCLD_EV_PROC_LOST && ev->pid) {
 		struct an_wire *w = wire(p, AW_LOST, ev->ts_ns);
 
@@ -716,6 +724,7 @@ void pipeline_finish(struct pipeline *p, double duration_s)
 	s.calls = c->calls;
 	s.main_drops = c->main_drops;
 	s.rare_drops = c->rare_drops;
+	s.steps_shed = c->steps_shed;
 	s.verdicts = p->verdicts;
 	s.proxy_unattributed = p->proxy_unattributed;
 	s.nccl_warnings = p->nwarn;

@@ -461,6 +461,7 @@ void state_feed(struct state *s, uint32_t host_id, const struct ccld_event *ev)
 	case CCLD_EV_LOST:
 		s->counts.main_drops = ev->u.lost.main_drops;
 		s->counts.rare_drops = ev->u.lost.rare_drops;
+		s->counts.steps_shed = ev->u.lost.steps_shed;
 		break;
 	case CCLD_EV_PROC_LOST:
 		on_proc_lost(s, host_id, ev);

@@ -210,6 +210,7 @@ struct state_counts {
 	uint64_t completions;	/* tier B completion records applied */
 	uint64_t main_drops;	/* from CCLD_EV_LOST */
 	uint64_t rare_drops;
+	uint64_t steps_shed;	/* step records BPF shed, the ring crowded (CCLD_EV_LOST) */
 	uint64_t procs_forgotten;	/* exited processes freed (state_forget_after) */
 	uint64_t comms_forgotten;	/* comms whose last rank here was freed */
 };
