@@ -435,6 +435,19 @@ void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 		((struct an_comm *)v)->version++;
 }
 
+void an_sched(struct an *an, uint32_t host, uint32_t pid, const struct an_sched *s,
+	      uint64_t t_ns)
+{
+	uint32_t i;
+
+	an->stats.records++;
+	if (host >= an->nhosts || !pid || !(i = proc_get(an, host, pid, true))) {
+		an->stats.rejected++;
+		return;
+	}
+	an_sched_note(&an->procs[i - 1], s, t_ns);
+}
+
 void an_steps_shed(struct an *an, uint32_t host, uint64_t total, uint64_t t_ns)
 {
 	(void)t_ns;

@@ -300,6 +300,9 @@ struct an_comm {
 
 #define AN_ENV_MAX	32	/* NCCL_* variables kept per process */
 
+#define AN_SCHED_THREADS	4	/* proxy threads of a process followed */
+#define AN_SCHED_HIST		16	/* readings of each kept (a tick apart) */
+
 struct an_proc {
 	uint32_t host;
 	uint32_t pid;
@@ -335,6 +338,15 @@ struct an_proc {
 	 * HOOK_T1 (its host clock): their rate bounds what the hooks cost it
 	 */
 	uint64_t hook_t0, hook_t1, hook_n;
+	/*
+	 * its proxy threads' scheduler accounts (an_sched), the latest
+	 * AN_SCHED_HIST readings of each: how long they waited for a CPU
+	 */
+	struct an_sched_thread {
+		uint32_t tid;
+		uint32_t n;		/* readings so far */
+		struct { uint64_t t, delay; } h[AN_SCHED_HIST];
+	} sched[AN_SCHED_THREADS];
 	/* per evaluation: the stalled comm and proxy op its GPU executes */
 	char label[AN_LABEL_MAX_KIND][AN_LABEL_MAX];	/* pod, namespace, container,
 							 * global and local rank; "" */
@@ -457,6 +469,14 @@ struct an_rank *an_rank_get(struct an *an, const struct an_key *k, bool create,
 			    uint64_t t_ns);
 void an_comm_free(struct an *an, struct an_comm *c);
 const struct an_proc *an_proc_of(const struct an *an, const struct an_rank *r);
+
+/* an_sched.c: a proxy thread's scheduler account S at T_NS into P */
+void an_sched_note(struct an_proc *p, const struct an_sched *s, uint64_t t_ns);
+/*
+ * The largest share of [T0, T1] one of P's proxy threads spent runnable,
+ * waiting for a CPU (0..1 about; NaN: no readings span the window)
+ */
+double an_proc_run_wait(const struct an_proc *p, uint64_t t0, uint64_t t1);
 /* has a rank of C process PROC (an->procs index + 1; 0: none has)? */
 bool an_comm_has_proc(const struct an_comm *c, uint32_t proc);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);

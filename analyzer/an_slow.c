@@ -59,6 +59,7 @@ void an_slow_free(struct an_slow *s)
 	free(s->srate);
 	free(s->wait);
 	free(s->slat);
+	free(s->rq);
 	free(s->styp);
 	free(s);
 }
@@ -117,6 +118,9 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 		s->wait[k] = NAN;
 	s->slat = calloc((size_t)nranks, sizeof(*s->slat));
 	s->styp = calloc((size_t)nranks, sizeof(*s->styp));
+	s->rq = malloc((size_t)nranks * sizeof(*s->rq));
+	for (k = 0; s->rq && k < nranks; k++)
+		s->rq[k] = NAN;
 	s->last_iter = -1;
 	s->grp_mine = s->grp_med = NAN;
 	s->newest.seq = -1;
@@ -137,7 +141,7 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	}
 	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->pend_hcomm || !s->pend_hseq ||
 	    !s->dur_hooked || !s->net0 ||
-	    !s->srate || !s->wait || !s->slat || !s->styp || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
+	    !s->srate || !s->wait || !s->slat || !s->styp || !s->rq || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
 		an_slow_free(s);
 		return NULL;
 	}

@@ -159,6 +159,11 @@ struct an_slow {
 	double *srate;		/* [nranks] bytes/s over the sample, NaN */
 	double *slat;		/* [nranks] ns per send step over the sample */
 	double *styp;		/* [nranks] ... the median of its completions, NaN */
+	/*
+	 * [nranks] the share of the sample its process's busiest proxy
+	 * thread spent waiting for a CPU (an_proc_run_wait), NaN unknown
+	 */
+	double *rq;
 	bool have_srate;
 	struct sig_hist gh[GROUP_SIGS];
 	uint32_t gh_next;	/* the slot a new signature replaces */
@@ -304,6 +309,14 @@ struct an_slow {
 #define SAMPLE_NS	500000000ull	/* step hooks on at least this long */
 #define SAMPLE_MAX_NS	5000000000ull	/* then the verdict comes anyway */
 #define SAMPLE_STEPS	8		/* send steps timed per rank */
+/*
+ * A sampled slow sender is a busy host's where its proxy thread waited for
+ * a CPU RQ_STARVED of the sample or more, and RQ_FACTOR times the others'
+ * median wait (RQ_FLOOR at least): an_slow_sample.c rq_starved
+ */
+#define RQ_STARVED	0.2
+#define RQ_FACTOR	2.0
+#define RQ_FLOOR	0.02
 #define SAMPLE_COOLDOWN_NS	30000000000ull	/* after a sample that explained nothing */
 #define SAMPLE_GAP_NS	1000000000ull	/* ... once that incident ended */
 #define SAMPLE_DEFER_NS	2000000000ull	/* a sample waits for a neighbour this long at most */

@@ -52,11 +52,33 @@ static double others_typical(const struct an_comm *c, int32_t rank)
  * a 2-rank comm's sample had one rank at 0.77 ms per step against 0.17
  * and gave a false S2 (test_hang_nofalse, docs/numbers.md).
  */
+/*
+ * RANK's proxy thread waited for a CPU through much of the sample, far
+ * more than the others' (RQ_STARVED of its time, and RQ_FACTOR times
+ * their median): its slow steps are a busy host's, not its link's.
+ */
+static bool rq_starved(const struct an_comm *c, int32_t rank)
+{
+	const struct an_slow *s = c->slow;
+	double *v, med, mine = rank >= 0 && s->rq ? s->rq[rank] : NAN;
+	size_t n = 0;
+	int32_t k;
+
+	if (!(mine >= RQ_STARVED) || !(v = malloc(2 * (size_t)c->nranks * sizeof(double))))
+		return false;
+	for (k = 0; k < c->nranks; k++)
+		if (k != rank && isfinite(s->rq[k]))
+			v[n++] = s->rq[k];
+	med = n ? sl_median(v, n, v + c->nranks) : NAN;
+	free(v);
+	return isfinite(med) && mine >= RQ_FACTOR * fmax(med, RQ_FLOOR);
+}
+
 bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med)
 {
 	double typ = rank >= 0 ? c->slow->styp[rank] : NAN, others;
 
-	if (!slow_net_outlier(lat, lat_med))
+	if (!slow_net_outlier(lat, lat_med) || rq_starved(c, rank))
 		return false;
 	others = others_typical(c, rank);
 	/* too few completions timed: the mean says it */
@@ -618,6 +640,25 @@ static bool few_rounds(const struct an_comm *c, uint64_t now)
 	return s->samp_in || slow_sampled_outlier(c, &lat, &lat_med) < 0;
 }
 
+/*
+ * Each rank's proxy thread's wait for a CPU over the sample: on its own
+ * host's clock, the sample's length up to that host's now
+ */
+static void sample_run_wait(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	struct an_slow *s = c->slow;
+	uint64_t len = now > s->samp_t0 ? now - s->samp_t0 : 0;
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[k]);
+		uint64_t t1 = !p ? 0 : p->host == s->samp_host ? now :
+			      p->host < an->nhosts ? an->hosts[p->host].now : 0;
+
+		s->rq[k] = p && t1 > len ? an_proc_run_wait(p, t1 - len, t1) : NAN;
+	}
+}
+
 /* the sample is long enough (or timed out): rates, then the verdict */
 static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 {
@@ -647,6 +688,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		return;
 	s->have_srate = timed >= 2;
 	s->samp_shed = an->steps_shed - s->samp_shed0;
+	sample_run_wait(an, c, now);
 	if (an->debug && s->samp_shed)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " sample: %" PRIu64 " step records"
 			" shed while it ran\n", c->hash, s->samp_shed);
@@ -800,6 +842,9 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		fprintf(stderr, ", typical");
 		for (k = 0; k < c->nranks; k++)
 			fprintf(stderr, " %.2f", s->styp[k] / 1e6);
+		fprintf(stderr, ", proxy threads' run-queue wait");
+		for (k = 0; k < c->nranks; k++)
+			fprintf(stderr, " %.2f", s->rq[k]);
 		fprintf(stderr, "; %u of %u rounds with every arrival, last:", s->arr_rounds,
 			s->samp_rounds);
 		for (k = 0; k < c->nranks; k++)

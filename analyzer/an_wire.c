@@ -458,6 +458,12 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put(&b, w->port, 2);
 		put8(&b, w->gone);
 		break;
+	case AW_SCHED:
+		put32(&b, w->k.pid);
+		put32(&b, w->sched.tid);
+		put64(&b, w->sched.cpu_ns);
+		put64(&b, w->sched.run_delay_ns);
+		break;
 	case AW_NCCL_WARN:
 		put32(&b, w->k.pid);
 		put32(&b, w->warn_line);
@@ -487,7 +493,8 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 	}
 	if (ver < 1 || ver > AN_WIRE_VERSION || (ver < 2 && type >= AW_LAUNCHED) ||
 	    (ver < 3 && type >= AW_OP_DONE) || (ver < 5 && type >= AW_LOST) ||
-	    (ver < 9 && type >= AW_NCCL_WARN) || (ver < 10 && type >= AW_ENDPOINT)) {
+	    (ver < 9 && type >= AW_NCCL_WARN) || (ver < 10 && type >= AW_ENDPOINT) ||
+	    (ver < 12 && type >= AW_SCHED)) {
 		snprintf(err, errlen, "record version %u, this analyzer reads 1 to %u", ver,
 			 AN_WIRE_VERSION);
 		return -EINVAL;
@@ -618,6 +625,12 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 			b.bad = true;
 		w->gone = st;
 		break;
+	case AW_SCHED:
+		w->k.pid = get32(&b);
+		w->sched.tid = get32(&b);
+		w->sched.cpu_ns = get64(&b);
+		w->sched.run_delay_ns = get64(&b);
+		break;
 	case AW_NCCL_WARN:
 		w->k.pid = get32(&b);
 		w->warn_line = get32(&b);
@@ -713,6 +726,9 @@ void an_wire_apply(struct an *an, uint32_t host, const struct an_wire *w)
 		break;
 	case AW_ENDPOINT:
 		an_endpoint(an, host, w->k.pid, w->label, w->port, w->gone);
+		break;
+	case AW_SCHED:
+		an_sched(an, host, w->k.pid, &w->sched, w->t_ns);
 		break;
 	case AW_TYPE_MAX:
 		break;

@@ -30,11 +30,12 @@
  * AW_NCCL_WARN, AW_SETUP and AW_LABEL kinds 6 to 8; version 10 AW_RANK's
  * split color (i32, -1: none) and comm name (text) after the parent, and
  * AW_SETUP's comm name (text) at its end, and AW_ENDPOINT; version 11
- * AW_SETUP's kind 3 (split) and its comm (u64) after the name.  A
+ * AW_SETUP's kind 3 (split) and its comm (u64) after the name; version 12
+ * AW_SCHED.  A
  * decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		11
+#define AN_WIRE_VERSION		12
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)
@@ -60,6 +61,7 @@ enum an_wire_type {
 	AW_NCCL_WARN,		/* an_nccl_warning (version 9) */
 	AW_SETUP,		/* an_setup_call (version 9) */
 	AW_ENDPOINT,		/* an_endpoint (version 10) */
+	AW_SCHED,		/* an_sched (version 12) */
 	AW_TYPE_MAX,
 };
 
@@ -95,6 +97,7 @@ struct an_wire {
 	struct an_setup setup;		/* AW_SETUP (setup.pid) */
 	uint16_t port;			/* AW_ENDPOINT (k.pid; label: the address) */
 	bool gone;			/* AW_ENDPOINT: the process has none there any more */
+	struct an_sched sched;		/* AW_SCHED (k.pid: the process) */
 	uint32_t warn_line;		/* AW_NCCL_WARN (k.pid; label: the file) */
 	char warn_msg[AN_WARN_MAX];
 	uint32_t nsubs;		/* AW_PROGRESS: 1; AW_SNAPSHOT: 0..MAX */

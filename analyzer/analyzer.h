@@ -151,6 +151,13 @@ struct an_thread {
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };
 
+/* A proxy thread's scheduler account (an_sched): cumulative ns */
+struct an_sched {
+	uint32_t tid;
+	uint64_t cpu_ns;	/* on a CPU */
+	uint64_t run_delay_ns;	/* runnable, waiting on a run queue */
+};
+
 /* ENV: the ranks of a comm run different NCCL libraries (an_env.c) */
 enum an_class { AN_H1 = 1, AN_H2, AN_H3, AN_S1, AN_S2, AN_S3, AN_HW, AN_ENV };
 #define AN_CLASS_LAST	AN_ENV
@@ -301,6 +308,15 @@ void an_proc_state(struct an *an, uint32_t host, uint32_t pid,
  */
 void an_records_lost(struct an *an, uint32_t host, uint32_t pid, uint64_t total,
 		     uint64_t t_ns);
+
+/*
+ * A thread of process PID that sends step records (a proxy thread), its
+ * scheduler account S at T_NS (read every tick while step hooks are on).
+ * A step sample's slow sender whose proxy thread waited for a CPU much
+ * more than the others' is a busy host's, not a slow link (an_slow_sample.c).
+ */
+void an_sched(struct an *an, uint32_t host, uint32_t pid, const struct an_sched *s,
+	      uint64_t t_ns);
 
 /*
  * HOST's tracer has shed TOTAL step records so far (cumulative): its ring

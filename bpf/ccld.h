@@ -102,6 +102,8 @@ enum ccld_ev_type {
 	CCLD_EV_COMM_NAME,	/* the name a creation call's config gives its comm: u.comm_name,
 				 * just before that call's CCLD_EV_COMM record (BPF, rare) */
 	CCLD_EV_ENDPOINT,	/* a traced process's end of TCP connections: u.endpoint */
+	CCLD_EV_SCHED,		/* a proxy thread's CPU and run-queue time while step hooks
+				 * are on (tid: the thread): u.sched */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -344,6 +346,17 @@ struct ccld_endpoint {
 	__u32 netns;		/* the socket's network namespace (inode) */
 };
 
+/*
+ * CCLD_EV_SCHED: /proc/PID/task/TID/schedstat of a thread that sent step
+ * records, read every tick while its process's step hooks are on.  A proxy
+ * thread that waits for a CPU makes slow steps that are not its link's.
+ */
+struct ccld_sched {
+	__u64 cpu_ns;		/* time on a CPU, cumulative */
+	__u64 run_delay_ns;	/* time runnable, waiting on a run queue, cumulative */
+	__u64 slices;		/* timeslices run */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -497,6 +510,7 @@ struct ccld_event {
 		struct ccld_nccl_warn warn;
 		struct ccld_comm_name comm_name;
 		struct ccld_endpoint endpoint;
+		struct ccld_sched sched;
 		__u8 raw[64];
 	} u;
 	/*

@@ -48,6 +48,15 @@ static void syscall_line(const char *s)
 	check(threads_syscall_sp(s, &sp) ? sp != 0 : sp == 0);
 }
 
+/* a schedstat line: three numbers, or refused with nothing written */
+static void schedstat_line(const char *s)
+{
+	struct ccld_sched a = { 1, 2, 3 };
+
+	if (!threads_parse_schedstat(s, &a))
+		check(a.cpu_ns == 1 && a.run_delay_ns == 2 && a.slices == 3);
+}
+
 static void cgroup_file(const char *s)
 {
 	struct proc_labels l;
@@ -114,8 +123,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		stat_file(s, strlen(s));
 		break;
-	case 2:
+	case 2:		/* the one-line files of a thread */
 		syscall_line(s);
+		schedstat_line(s);
 		break;
 	case 3:
 		cgroup_file(s);

@@ -13,6 +13,7 @@ import sys
 CLOCK, RANK, GONE, ENTER, RETURN, UPTO, PROGRESS, SNAPSHOT, PROC, LABEL, XID = range(1, 12)
 TCP, RDMA, LAUNCHED, THREAD = 12, 13, 14, 15
 NCCL_WARN, SETUP, ENDPOINT = 18, 19, 20
+LOST, SCHED = 17, 21
 
 
 def tcp(ts, pid, peer, kind, old=0, new=0, remote=b""):
@@ -87,6 +88,16 @@ def endpoint(ts, pid, addr, port, gone=0):
     """AW_ENDPOINT (v10): pid, address (u8 length + bytes), port (u16), gone (u8)"""
     return (hdr(ENDPOINT, ts, 10) + struct.pack("<IB", pid, len(addr)) + addr
             + struct.pack("<HB", port, gone))
+
+
+def sched(ts, pid, tid, cpu, delay):
+    """AW_SCHED (v12): pid, tid, cpu_ns, run_delay_ns (cumulative)"""
+    return hdr(SCHED, ts, 12) + struct.pack("<IIQQ", pid, tid, cpu, delay)
+
+
+def steps_shed(ts, total):
+    """AW_LOST of no process (pid 0): the host's step records shed so far"""
+    return hdr(LOST, ts, 5) + struct.pack("<IQ", 0, total)
 
 
 def init_hang(nranks, missing):
@@ -206,7 +217,12 @@ def main():
              "init4": init_hang(4, 2),
              "split4": split_hang(4, 1),
              "named4": named_ranks(4, 0xF00D, 2, b"tp2"),
-             "attach4dead": attached(4, 1_000_000_000, dead=3)}
+             "attach4dead": attached(4, 1_000_000_000, dead=3),
+             "healthy4sched": job(4, 1_000_000_000)
+             + b"".join(rec(sched(1_000_000_000 + k * 250_000_000, 100 + r, 1000 + r,
+                                  k * 200_000_000, k * (90_000_000 if r == 1 else 10_000_000)))
+                        for k in range(8) for r in range(4))
+             + rec(steps_shed(2_000_000_000, 918))}
     for name, data in seeds.items():
         with open(f"{d}/{name}", "wb") as f:
             f.write(data)

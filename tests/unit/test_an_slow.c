@@ -363,6 +363,23 @@ static void test_s2_step_sample(bool pipelined, bool shed)
 	sim_fini(&s);
 }
 
+/* the proxy threads' scheduler accounts now: rank r's waited WAIT[r] of the time */
+static void sched_readings(struct sim *s, const double *wait, uint64_t *last)
+{
+	int r;
+
+	for (r = 0; r < 4; r++) {
+		struct an_sched sc = { .tid = 1000 + (uint32_t)r };
+
+		/* cumulative: the share of the time since the previous reading */
+		sc.run_delay_ns = (uint64_t)(wait[r] * (double)(s->now[0] - last[0]));
+		last[1 + r] += sc.run_delay_ns;
+		sc.run_delay_ns = last[1 + r];
+		an_sched(s->an, s->host_id[0], 100 + (uint32_t)r, &sc, s->now[0]);
+	}
+	last[0] = s->now[0];
+}
+
 /*
  * Rank 2 computes 30 ms longer: S1, then a step sample looks for a slow
  * link behind it.  HICCUP: rank 1's proxy thread is descheduled for 20 ms
@@ -1861,38 +1878,52 @@ static void test_part_sample_wide_comm(void)
  * run: S2 named the sender, rank 0, while TCP named rank 2).  Without the
  * retransmits the sample's sender is named.
  */
-static void test_rise_tcp_end(bool tcp)
+/*
+ * The rise's job: each rank last in turn, 15 ms after the others (the
+ * network part a small share of the rounds, and no straggler), the
+ * network part 2 ms, then 4 ms with rank 1's send steps 3x the others'.
+ * TCP: retransmits name rank 2's link.  WAIT (NULL: no readings): the
+ * share of the time each rank's proxy thread waits for a CPU, read every
+ * round.  The first new verdict, or NULL.
+ */
+static const struct an_verdict *rise_job(struct sim *s, bool tcp, const double *wait)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 3 * MS, MS, MS };
 	const struct an_verdict *v = NULL;
-	uint64_t rng = 9, op = 1;
+	uint64_t rng = 9, op = 1, last[5] = { 0 };
 	struct an_comm *c;
-	struct sim s;
 	int i, r;
 
-	sim_init(&s, 30, 300);
-	sim_comm(&s, W, 4, NULL);
-	c = an_comm_get(s.an, W, 0, false);
-	for (i = 0; i < 800 && !(v = first_new(&s)); i++) {
+	sim_init(s, 30, 300);
+	sim_comm(s, W, 4, NULL);
+	c = an_comm_get(s->an, W, 0, false);
+	last[0] = s->now[0];
+	for (i = 0; i < 800 && !(v = first_new(s)); i++) {
 		uint64_t late[4];
 
-		/*
-		 * each rank last in turn, 15 ms after the others: the network
-		 * part a small share of the rounds, and no straggler
-		 */
 		for (r = 0; r < 4; r++)
 			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2)) +
 				  (r == i % 4 ? 15 * MS : 0);
 		if (i == 150 && tcp) {
-			retransmits(&s, 101, 102, 40);
-			retransmits(&s, 102, 103, 25);
-			retransmits(&s, 103, 102, 5);
+			retransmits(s, 101, 102, 40);
+			retransmits(s, 102, 103, 25);
+			retransmits(s, 103, 102, 5);
 		}
-		c = c ? c : an_comm_get(s.an, W, 0, false);
-		proxy_round(&s, op++, i < 150 ? fast : slow, c && c->sampling);
-		round_busy(&s, s.now[0] + MS, late, i < 150 ? 2 * MS : 4 * MS);
-		an_clock(s.an, s.host_id[0], s.now[0]);
+		c = c ? c : an_comm_get(s->an, W, 0, false);
+		proxy_round(s, op++, i < 150 ? fast : slow, c && c->sampling);
+		round_busy(s, s->now[0] + MS, late, i < 150 ? 2 * MS : 4 * MS);
+		if (wait)
+			sched_readings(s, wait, last);
+		an_clock(s->an, s->host_id[0], s->now[0]);
 	}
+	return v;
+}
+
+static void test_rise_tcp_end(bool tcp)
+{
+	struct sim s;
+	const struct an_verdict *v = rise_job(&s, tcp, NULL);
+
 	CHECK(v != NULL);
 	if (v) {
 		CHECK_INT(v->cls, AN_S2);
@@ -1903,6 +1934,28 @@ static void test_rise_tcp_end(bool tcp)
 			      " 70 TCP retransmits") != NULL) == tcp);
 		CHECK((strstr(v->text, "rank 1's slow sends are its echo") != NULL) == tcp);
 		CHECK(sim_val(v, "s2_rank") && sim_val(v, "s2_rank")->i == 1);
+	}
+	sim_fini(&s);
+}
+
+/*
+ * The same rise on a busy host: rank 1's proxy thread waited for a CPU
+ * through 45% of the time, the others' 5%: its slow steps are the host's,
+ * not its link's, and nothing names it (test_hang_nofalse barrier under
+ * load: a false S2 at 0.30 ms a step against 0.15).  Where every proxy
+ * thread waited alike, or rank 1's only 10%, the link is named as before.
+ */
+static void test_rise_starved(double wait1, double wait_others)
+{
+	const double wait[4] = { wait_others, wait1, wait_others, wait_others };
+	bool starved = wait1 >= 0.2 && wait1 >= 2 * wait_others;
+	struct sim s;
+	const struct an_verdict *v = rise_job(&s, false, wait);
+
+	CHECK((v != NULL) == !starved);
+	if (v) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK_STR(sim_culprits(v), "1");
 	}
 	sim_fini(&s);
 }
@@ -1944,6 +1997,9 @@ int main(void)
 {
 	test_rise_tcp_end(true);
 	test_rise_tcp_end(false);
+	test_rise_starved(0.45, 0.05);
+	test_rise_starved(0.45, 0.4);
+	test_rise_starved(0.1, 0.0);
 	test_cooldown_after_unnamed_rise();
 	test_sample_holds_for_rounds();
 	test_sample_holds_to_max();

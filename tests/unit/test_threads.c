@@ -90,8 +90,41 @@ static void test_blocked_write(void)
 	rmdir(dir);
 }
 
+/*
+ * schedstat: "cpu_ns run_delay_ns slices", read for this thread; anything
+ * else is refused (a negative or missing field, trailing text)
+ */
+static void test_schedstat(void)
+{
+	struct ccld_sched s = { 0 };
+	struct timespec t0, t1;
+
+	CHECK(threads_parse_schedstat("268248 58677 1", &s));
+	CHECK(s.cpu_ns == 268248 && s.run_delay_ns == 58677 && s.slices == 1);
+	CHECK(threads_parse_schedstat("1 2 3\n", &s));
+	CHECK(!threads_parse_schedstat("-1 2 3", &s));
+	CHECK(!threads_parse_schedstat("1 2", &s));
+	CHECK(!threads_parse_schedstat("1 2 3 x", &s));
+	CHECK(!threads_parse_schedstat("", &s));
+	/* this thread's own: it ran, and its CPU time grows as it spins */
+	CHECK_INT(threads_schedstat(getpid(), (pid_t)syscall(SYS_gettid), &s), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
+	{
+		struct ccld_sched after;
+
+		CHECK_INT(threads_schedstat(getpid(), (pid_t)syscall(SYS_gettid), &after), 0);
+		CHECK(after.cpu_ns >= s.cpu_ns + 10000000ull);
+		CHECK(after.run_delay_ns >= s.run_delay_ns);
+	}
+	CHECK_INT(threads_schedstat(getpid(), 0x7ffffff0, &s), -ENOENT);
+}
+
 int main(void)
 {
+	test_schedstat();
 	test_fd_name();
 	test_blocked_write();
 	return check_finish("test_threads");

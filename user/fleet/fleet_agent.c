@@ -65,7 +65,7 @@ void fleet_agent_tap(void *ctx, uint32_t host, const struct an_wire *w)
 	 */
 	if (w->type == AW_CLOCK || w->type == AW_PROC || w->type == AW_LOST ||
 	    w->type == AW_LABEL || w->type == AW_THREAD || w->type == AW_NCCL_WARN ||
-	    w->type == AW_ENDPOINT) {
+	    w->type == AW_ENDPOINT || w->type == AW_SCHED) {
 		for (s = 0; s < a->nshards; s++)
 			fs_send(a->p, s, a->buf, (size_t)len);
 		return;

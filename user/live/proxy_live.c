@@ -12,6 +12,7 @@
 #include "proxy.skel.h"
 #include "proxy_live.h"
 #include "proxymap.h"
+#include "schedwatch.h"
 #include "state.h"
 
 struct suspected {
@@ -27,6 +28,7 @@ struct proxy_live {
 	uint32_t host;
 	bool verbose;
 	struct proxymap *map;
+	struct schedwatch *sw;		/* the hooked processes' proxy threads */
 	struct suspected *sus;
 	size_t nsus;
 	uint32_t *hooked;		/* pids with step hooks on */
@@ -49,7 +51,10 @@ struct proxy_live *proxy_live_new(struct attacher *a, const struct state *st,
 	pl->host = host;
 	pl->verbose = verbose;
 	pl->map = proxymap_new(a, st, host);
-	if (!pl->map) {
+	pl->sw = schedwatch_new();
+	if (!pl->map || !pl->sw) {
+		proxymap_free(pl->map);
+		schedwatch_free(pl->sw);
 		free(pl);
 		return NULL;
 	}
@@ -69,19 +74,25 @@ void proxy_live_free(struct proxy_live *pl)
 	free(pl->sus);
 	free(pl->hooked);
 	proxymap_free(pl->map);
+	schedwatch_free(pl->sw);
 	if (pl->stats_fd >= 0)
 		close(pl->stats_fd);
 	free(pl);
 }
 
-bool proxy_live_resolve(struct proxy_live *pl, struct ccld_event *ev)
+bool proxy_live_resolve(struct proxy_live *pl, struct ccld_event *ev, proxy_emit_fn emit,
+			void *ctx)
 {
+	/* a step record: its thread is a proxy thread of a hooked process */
+	if (ev->type == CCLD_EV_PROXY && ev->u.proxy.step >= 0 && ev->tid)
+		schedwatch_note(pl->sw, ev->pid, ev->tid, ev->ts_ns, emit, ctx);
 	return proxymap_resolve(pl->map, ev);
 }
 
 void proxy_live_forget(struct proxy_live *pl, uint32_t pid)
 {
 	proxymap_forget(pl->map, pid);
+	schedwatch_forget(pl->sw, pid);
 }
 
 static void drop_suspect(struct proxy_live *pl, uint64_t comm, bool slow)
@@ -197,6 +208,7 @@ static void update_hooks(struct proxy_live *pl, uint64_t now)
 			continue;
 		}
 		attacher_step_hooks_off(pl->a, (pid_t)pl->hooked[i], now);
+		schedwatch_forget(pl->sw, pl->hooked[i]);
 		pl->hooked[i] = pl->hooked[--pl->nhooked];
 	}
 	if (was && !pl->nhooked)
@@ -240,6 +252,8 @@ void proxy_live_tick(struct proxy_live *pl, uint64_t now_ns, proxy_emit_fn emit,
 	struct comm_rank *cr;
 	size_t i, it;
 
+	/* the hooked processes' proxy threads, before any hooks go off */
+	schedwatch_tick(pl->sw, now_ns, emit, ctx);
 	update_hooks(pl, now_ns);
 	for (i = 0; i < pl->nsus; i++) {
 		if (pl->sus[i].slow)

@@ -25,8 +25,13 @@ struct proxy_live *proxy_live_new(struct attacher *a, const struct state *st,
 				  uint32_t host, bool verbose);
 void proxy_live_free(struct proxy_live *pl);
 
-/* A tier C record from BPF: false when it cannot be given a comm (drop it). */
-bool proxy_live_resolve(struct proxy_live *pl, struct ccld_event *ev);
+/*
+ * A tier C record from BPF: false when it cannot be given a comm (drop
+ * it).  A step record's thread is watched from then on (schedwatch.h),
+ * its first reading through EMIT.
+ */
+bool proxy_live_resolve(struct proxy_live *pl, struct ccld_event *ev, proxy_emit_fn emit,
+			void *ctx);
 
 /* The analyzer's request (called from inside the pipeline: only noted). */
 void proxy_live_suspect(struct proxy_live *pl, const struct an_suspect *s);

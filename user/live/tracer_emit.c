@@ -173,7 +173,8 @@ void tr_drain_batch(struct tracer *t)
 			t->tcp_records++;
 		}
 		/* a proxy record without its comm is of no use to anyone */
-		if (ev->type == CCLD_EV_PROXY && !proxy_live_resolve(t->proxy, ev))
+		if (ev->type == CCLD_EV_PROXY &&
+		    !proxy_live_resolve(t->proxy, ev, tr_emit_cb, t))
 			continue;
 		if (!tr_current_tracked(t, ev->pid)) {
 			char err[256];

@@ -72,6 +72,32 @@ bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp)
 	return threads_syscall_sp(line, sp);
 }
 
+bool threads_parse_schedstat(const char *line, struct ccld_sched *s)
+{
+	unsigned long long v[3];
+	int end = 0;
+
+	if (line[0] < '0' || line[0] > '9' ||
+	    sscanf(line, "%llu %llu %llu%n", &v[0], &v[1], &v[2], &end) != 3 ||
+	    (line[end] && line[end] != '\n'))
+		return false;
+	s->cpu_ns = v[0];
+	s->run_delay_ns = v[1];
+	s->slices = v[2];
+	return true;
+}
+
+int threads_schedstat(pid_t pid, pid_t tid, struct ccld_sched *s)
+{
+	char path[96], line[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if (access(path, R_OK))
+		return -errno;
+	read_line(path, line, sizeof(line));
+	return threads_parse_schedstat(line, s) ? 0 : -EINVAL;
+}
+
 bool threads_fd_syscall(int nr)
 {
 	static const int fd_calls[] = {

@@ -45,4 +45,13 @@ bool threads_syscall_sp(const char *line, uint64_t *sp);
 /* Thread TID of PID's stack pointer, read from its syscall file as above. */
 bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp);
 
+/* A schedstat line ("cpu_ns run_delay_ns slices") into S: false if not one. */
+bool threads_parse_schedstat(const char *line, struct ccld_sched *s);
+
+/*
+ * Thread TID of PID's /proc/PID/task/TID/schedstat into S: 0, or -errno
+ * (-ENOENT: no such thread; -EINVAL: not a schedstat line).
+ */
+int threads_schedstat(pid_t pid, pid_t tid, struct ccld_sched *s);
+
 #endif

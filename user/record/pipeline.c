@@ -655,6 +655,15 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		w->gone = ev->u.endpoint.gone != 0;
 		feed_an(p, host);
 	}
+	if (ev->type == CCLD_EV_SCHED && ev->pid) {
+		struct an_wire *w = wire(p, AW_SCHED, ev->ts_ns);
+
+		w->k.pid = ev->pid;
+		w->sched.tid = ev->tid;
+		w->sched.cpu_ns = ev->u.sched.cpu_ns;
+		w->sched.run_delay_ns = ev->u.sched.run_delay_ns;
+		feed_an(p, host);
+	}
 	/* the host's step records shed: AW_LOST of no process */
 	if (ev->type == CCLD_EV_LOST && ev->u.lost.steps_shed) {
 		struct an_wire *w = wire(p, AW_LOST, ev->ts_ns);
