@@ -444,8 +444,9 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	if (c->slow->arr_rank >= 0) {
 		/* the sample decided, P could not (durations include unseen GPU work) */
 		cls = arrived ? SL_S1 : SL_S2;
-		if (!arrived)
-			net_rank = slow_net_end(an, c, c->slow->arr_rank);
+		if (!arrived)	/* the sampled sender, or the lossy link's end (slow_net_end) */
+			net_rank = tcp_rank >= 0 && tcp_mine >= AN_NET_MIN_RETRANS ? tcp_rank :
+				   c->slow->arr_rank;
 	} else if (tcp_reclass) {
 		cls = SL_S2;
 	}

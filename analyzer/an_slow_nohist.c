@@ -1061,12 +1061,13 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 	}
 	if (cls == AN_S2) {
 		uint32_t links, retrans, mine;
-		int32_t end = slow_net_end(an, c, rank);
+		int32_t end = an_net_common_rank(an, c, &links, &retrans, &mine);
 
 		an_text(v, "; step hooks sampled %.1f s: rank %d's send steps spend %.2f ms"
 			" each in the network, the others' median %.2f ms: a network"
 			" straggler (communication, S2)", secs, rank, a / 1e6, b / 1e6);
-		if (end != rank && an_net_common_rank(an, c, &links, &retrans, &mine) == end) {
+		/* the culprit is the lossy link's end, not this sender (slow_net_end) */
+		if (rank >= 0 && end >= 0 && end != rank && mine >= AN_NET_MIN_RETRANS) {
 			an_text(v, "; rank %d is at one end of the connections with %u of the"
 				" %u TCP retransmits on %u connections of the comm: its link"
 				" loses packets, and rank %d's slow sends are its echo",

@@ -25,10 +25,9 @@ bool slow_net_outlier(double lat, double others)
 	return isfinite(lat) && isfinite(others) && others > 0 && lat >= 2 * others;
 }
 
-/* the median of the typical steps of C's ranks but RANK, NaN if none known */
-static double others_typical(const struct an_comm *c, int32_t rank)
+/* the median of C's per-rank VALS but RANK's, NaN if none is known */
+static double others_median(const struct an_comm *c, const double *vals, int32_t rank)
 {
-	const struct an_slow *s = c->slow;
 	double *v = malloc(2 * (size_t)c->nranks * sizeof(double)), med;
 	size_t n = 0;
 	int32_t k;
@@ -36,11 +35,33 @@ static double others_typical(const struct an_comm *c, int32_t rank)
 	if (!v)
 		return NAN;
 	for (k = 0; k < c->nranks; k++)
-		if (k != rank && isfinite(s->styp[k]))
-			v[n++] = s->styp[k];
+		if (k != rank && isfinite(vals[k]))
+			v[n++] = vals[k];
 	med = n ? sl_median(v, n, v + c->nranks) : NAN;
 	free(v);
 	return med;
+}
+
+/* the median of the typical steps of C's ranks but RANK, NaN if none known */
+static double others_typical(const struct an_comm *c, int32_t rank)
+{
+	return others_median(c, c->slow->styp, rank);
+}
+
+/*
+ * RANK's proxy thread waited for a CPU through much of the sample, far
+ * more than the others' (RQ_STARVED of its time, and RQ_FACTOR times
+ * their median): its slow steps are a busy host's, not its link's.
+ */
+static bool rq_starved(const struct an_comm *c, int32_t rank)
+{
+	const struct an_slow *s = c->slow;
+	double mine = rank >= 0 && s->rq ? s->rq[rank] : NAN, med;
+
+	if (!(mine >= RQ_STARVED))
+		return false;
+	med = others_median(c, s->rq, rank);
+	return isfinite(med) && mine >= RQ_FACTOR * fmax(med, RQ_FLOOR);
 }
 
 /*
@@ -50,30 +71,9 @@ static double others_typical(const struct an_comm *c, int32_t rank)
  * every step; a proxy thread the host descheduled once lengthens the few
  * steps in flight then, which raises the mean alone: on a busy 2-core VM
  * a 2-rank comm's sample had one rank at 0.77 ms per step against 0.17
- * and gave a false S2 (test_hang_nofalse, docs/numbers.md).
+ * and gave a false S2 (test_hang_nofalse, docs/numbers.md).  Nor is a
+ * rank whose proxy thread was starved alone (rq_starved).
  */
-/*
- * RANK's proxy thread waited for a CPU through much of the sample, far
- * more than the others' (RQ_STARVED of its time, and RQ_FACTOR times
- * their median): its slow steps are a busy host's, not its link's.
- */
-static bool rq_starved(const struct an_comm *c, int32_t rank)
-{
-	const struct an_slow *s = c->slow;
-	double *v, med, mine = rank >= 0 && s->rq ? s->rq[rank] : NAN;
-	size_t n = 0;
-	int32_t k;
-
-	if (!(mine >= RQ_STARVED) || !(v = malloc(2 * (size_t)c->nranks * sizeof(double))))
-		return false;
-	for (k = 0; k < c->nranks; k++)
-		if (k != rank && isfinite(s->rq[k]))
-			v[n++] = s->rq[k];
-	med = n ? sl_median(v, n, v + c->nranks) : NAN;
-	free(v);
-	return isfinite(med) && mine >= RQ_FACTOR * fmax(med, RQ_FLOOR);
-}
-
 bool slow_link_outlier(const struct an_comm *c, int32_t rank, double lat, double lat_med)
 {
 	double typ = rank >= 0 ? c->slow->styp[rank] : NAN, others;
