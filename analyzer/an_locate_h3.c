@@ -493,6 +493,57 @@ static bool p2p_crossing_unplaced(const struct an *an, struct an_comm *c, int32_
 }
 
 /*
+ * Rank Q's data of collective OP toward rank R left Q and never arrived:
+ * R's posted receive of it got nothing while Q's send of it was
+ * transmitted or finished (a finished sub is gone from a look at memory:
+ * Q's GPU ran OP and its proxy holds OP, but no send of it toward R).  A
+ * posted receive takes data in whatever its GPU does, so R's network
+ * failed (or its proxy stopped), not R's or Q's stream order.
+ */
+static bool coll_data_lost(const struct an *an, const struct an_comm *c, int32_t r,
+			   int32_t q, uint64_t op)
+{
+	const struct an_rank *rk = &c->r[r], *qk;
+	const struct an_proc *pq;
+	const struct an_progress *w = NULL;
+	uint32_t i;
+
+	if (!op || !an_coll_op(op) || q < 0 || q >= c->nranks || q == r)
+		return false;
+	for (i = 0; i < rk->nsubs && !w; i++) {
+		const struct an_progress *s = &rk->subs[i];
+
+		if (s->op == op && s->dir == AN_RECV && s->peer == q && sub_open(s) &&
+		    s->posted && !s->received)
+			w = s;
+	}
+	if (!w)
+		return false;
+	qk = &c->r[q];
+	for (i = 0; i < qk->nsubs; i++) {
+		const struct an_progress *s = &qk->subs[i];
+
+		if (s->op == op && s->dir == AN_SEND && s->peer == r &&
+		    s->channel == w->channel)
+			return s->transmitted || s->done;
+	}
+	pq = an_proc_of(an, qk);
+	return pq && pq->gpu_known && pq->gpu_comm == c && pq->gpu_op == op &&
+	       rank_has_op(qk, op);
+}
+
+/* the collective Q's GPU is in, if Q's data of it toward R was lost (coll_data_lost); else 0 */
+static uint64_t sender_coll_lost(const struct an *an, const struct an_comm *c, int32_t r,
+				 int32_t q)
+{
+	const struct an_proc *pq = q >= 0 && q < c->nranks ? an_proc_of(an, &c->r[q]) : NULL;
+
+	if (!pq || !pq->gpu_known || pq->gpu_comm != c)
+		return 0;
+	return coll_data_lost(an, c, r, q, pq->gpu_op) ? pq->gpu_op : 0;
+}
+
+/*
  * Stream orders that cross (a skipped or reordered send): rank R's GPU
  * waits in p2p receive P from Q, nothing received; Q's GPU is in a
  * collective of this comm that R launched too (its proxy holds it) and has
@@ -521,7 +572,8 @@ static bool p2p_crossing(const struct an *an, struct an_comm *c, int32_t r,
 		return false;
 	pq = an_proc_of(an, &c->r[p->peer]);
 	return pq && pq->gpu_known && pq->gpu_comm == c && an_coll_op(pq->gpu_op) &&
-	       rank_has_op(&c->r[r], pq->gpu_op);
+	       rank_has_op(&c->r[r], pq->gpu_op) &&
+	       !coll_data_lost(an, c, r, p->peer, pq->gpu_op);
 }
 
 /*
@@ -893,9 +945,18 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			add_cul(an, st, unseen.rank);
 			an_text(st, "least progress: ");
 			describe_sub(st, &unseen);
+			uint64_t lost_op = sender_coll_lost(an, c, unseen.rank, unseen.p->peer);
+
 			an_text(st, "; the sender, rank %d, shows no side of the op: it sent"
 				" it all (lost at this receiver) or has not reached it",
 				unseen.p->peer);
+			if (lost_op)
+				an_text(st, "; its data of the collective its GPU is in"
+					" (seq %" PRId64 ") left and never arrived at rank %d"
+					" either, whose receive of it is posted: rank %d's"
+					" network takes nothing in", an_op_seq(&c->r[unseen.rank],
+									   lost_op),
+					unseen.rank, unseen.rank);
 			st->t4_sender_unseen = true;
 		}
 	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {
