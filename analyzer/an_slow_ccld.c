@@ -668,6 +668,24 @@ int32_t slow_net_end(const struct an *an, const struct an_comm *c, int32_t sampl
 }
 
 /*
+ * While one rank's link loses packets, which GPU reaches an op last is an
+ * echo of the earlier ops' network delays: where the kernel's TCP
+ * retransmits name one link (slow_tcp_end), a step sample's straggler is
+ * that link's slowdown (S2), as CCL-D's own onset reclasses (slow_emit's
+ * tcp_reclass).  Not a block of ranks or a p2p straggler: their evidence is
+ * not who arrives last.  (test_trace_tcp_loss, CI: the network part's rise
+ * sampled rank 2, the lossy link's end, last in 76% of its rounds: S1.)
+ */
+int32_t slow_tcp_echo(const struct an *an, const struct an_comm *c, enum an_class cls)
+{
+	const struct an_slow *s = c->slow;
+
+	if (cls != AN_S1 || !s || s->blk_n || s->arr_p2p.comm)
+		return -1;
+	return slow_tcp_end(an, c);
+}
+
+/*
  * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
  * (the culprit is the slow link), for S1 where the rounds' starts are
  * unknown (the CPU runs ahead of its GPU: the sample shows who arrives

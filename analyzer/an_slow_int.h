@@ -403,6 +403,11 @@ void slow_shed_note(const struct an_comm *c, struct an_verdict *v);
 int32_t slow_tcp_end(const struct an *an, const struct an_comm *c);
 /* the culprit of a network slowdown whose step sample found SAMPLED the slowest sender */
 int32_t slow_net_end(const struct an *an, const struct an_comm *c, int32_t sampled);
+/*
+ * A step sample's straggler (CLS S1, arrivals) while TCP names one rank's
+ * link: that rank, whose link makes the slowdown (S2); else -1
+ */
+int32_t slow_tcp_echo(const struct an *an, const struct an_comm *c, enum an_class cls);
 
 /* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);
@@ -637,7 +642,9 @@ struct an_verdict *slow_nohist_frame(struct an *an, struct an_comm *c,
  * What a step sample found (S2: rank's link, A and B its and the others'
  * ns per step; S1: rank's GPU last, A its share of the wait, B its mean
  * lead), as V's words and values; a cascade of ROOT, or of the comm whose
- * op held the rank's GPU (followed to its own root where shown)
+ * op held the rank's GPU (followed to its own root where shown).  CLS S1
+ * in a verdict V framed S2: the arrivals are a lossy link's echo
+ * (slow_tcp_echo)
  */
 void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			enum an_class cls, int32_t rank, double a, double b,

@@ -1059,7 +1059,19 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 		an_val_i(v, "s1_rank", rank);
 		return;
 	}
-	if (cls == AN_S2) {
+	if (cls == AN_S2 && rank < 0) {
+		/* the sample showed nothing: TCP's lossy link alone (slow_rise_sampled) */
+		uint32_t links, retrans, mine;
+		int32_t end = an_net_common_rank(an, c, &links, &retrans, &mine);
+
+		an_text(v, "; step hooks sampled %.1f s: no rank's sends stand out and no"
+			" rank's GPU reaches the op last in most rounds (%u sampled), while"
+			" rank %d is at one end of the connections with %u of the %u TCP"
+			" retransmits on %u connections of the comm: its link loses packets,"
+			" and the network part grew with it (communication, S2)", secs,
+			s->arr_rounds, end, mine, retrans, links);
+		an_val_i(v, "tcp_rank", end);
+	} else if (cls == AN_S2) {
 		uint32_t links, retrans, mine;
 		int32_t end = an_net_common_rank(an, c, &links, &retrans, &mine);
 
@@ -1074,15 +1086,28 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 				end, mine, retrans, links, rank);
 			an_val_i(v, "tcp_rank", end);
 		}
-	} else
+	} else if (v->cls == AN_S2) {
+		uint32_t links, retrans, mine;
+		int32_t end = an_net_common_rank(an, c, &links, &retrans, &mine);
+
+		an_text(v, "; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
+			" %.0f%% of %u rounds, %.1f ms after the others (mean), while rank %d"
+			" is at one end of the connections with %u of the %u TCP"
+			" retransmits on %u connections of the comm: its link loses"
+			" packets, and which GPU comes last is an echo of the earlier ops'"
+			" network delays (communication, S2)", secs, rank, 100 * a,
+			s->arr_rounds, b / 1e6, end, mine, retrans, links);
+		an_val_i(v, "tcp_rank", end);
+	} else {
 		an_text(v, "; step hooks sampled %.1f s: rank %d's GPU reaches the op last in"
 			" %.0f%% of %u rounds, %.1f ms after the others (mean), and no"
 			" rank's sends are slow in the network: computation (S1; its CPU"
 			" queues its calls ahead of its GPU, so the call is not its"
 			" arrival)", secs, rank, 100 * a, s->arr_rounds, b / 1e6);
+	}
 	if (root) {
 		an_text(v, "; a cascade: the same rank slows a comm already reported");
-	} else if (cls == AN_S1 && s->arr_held_by) {
+	} else if (cls == AN_S1 && v->cls != AN_S2 && s->arr_held_by) {
 		/* its GPU came late from an op of another comm that ended late */
 		const struct an_comm *h;
 
@@ -1098,11 +1123,11 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 			" came straight from its op in comm %016" PRIx64 ", which"
 			" ended late", s->arr_held_by);
 	}
-	if (cls == AN_S2) {
+	if (cls == AN_S2 && rank >= 0) {
 		an_val_i(v, "s2_rank", rank);
 		an_val_f(v, "s2_step_ms", a / 1e6);
 		an_val_f(v, "s2_step_median_ms", b / 1e6);
-	} else {
+	} else if (cls != AN_S2) {
 		an_val_i(v, "s1_rank", rank);
 		an_val_f(v, "arrive_last_wait_share", a);
 		an_val_f(v, "arrive_gap_ms", b / 1e6);
@@ -1116,9 +1141,14 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	struct an_slow *s = c->slow;
 	const struct sl_rise_result *r = &s->rres;
 	const struct an_comm *root;
+	/* a straggler that a lossy link explains (slow_tcp_echo) */
+	int32_t echo = named ? -1 : slow_tcp_echo(an, c, cls);
 	/* the step sample's slow sender, or the lossy link's end (slow_net_end) */
-	int32_t cul = cls == AN_S2 && !named ? slow_net_end(an, c, rank) : rank;
-	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, cls, cul, false, 0, &root);
+	int32_t cul = echo >= 0 ? echo :
+		      cls == AN_S2 && !named && rank < 0 ? slow_tcp_end(an, c) :
+		      cls == AN_S2 && !named ? slow_net_end(an, c, rank) : rank;
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, echo >= 0 ? AN_S2 : cls, cul,
+						  false, 0, &root);
 
 	v->onset_ns = r->t_onset;
 	an_text(v, "comm %016" PRIx64 " is slower:"
@@ -1145,7 +1175,7 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	an_val_i(v, "slow_iters", r->iters);
 	an_val_f(v, "lost_s", r->lost_ns / 1e9);
 	an_val_i(v, "nranks", c->nranks);
-	if (cls == AN_S2)
+	if (v->cls == AN_S2)
 		an_net_note(an, c, v);
 	s->rise_wait = false;
 	s->rise_said = true;
@@ -1206,6 +1236,18 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		cls = AN_S1;
 		s->arr_held_by = 0;
 		rank = slow_block_first(c);
+	}
+	/*
+	 * Nothing the sample shows, while the kernel's retransmits name one
+	 * rank's link: the network part grew with that link's losses (in a
+	 * run of test_trace_tcp_loss under tests/noise.py: no sender stood
+	 * out, the last arrivals split 3/10/7 between the ranks, 1,000
+	 * retransmits at rank 2's link, and no verdict came)
+	 */
+	if (!cls && slow_tcp_end(an, c) >= 0) {
+		cls = AN_S2;
+		s->arr_held_by = 0;
+		rank = -1;
 	}
 	if (cls) {
 		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);

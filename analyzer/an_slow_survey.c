@@ -162,6 +162,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			named && !held ? "a straggler" : "none", link);
 	struct slow_p2p_found f;
 	int32_t p2p = -1, asked = s->survey_p2p - 1;	/* the rank asked about again */
+	int32_t echo;
 
 	s->survey_p2p = 0;
 
@@ -178,7 +179,9 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 				iv / 1e6);
 	}
 	if (s->survey_open) {
-		if (s->survey_cls == AN_S2 ? slow_net_end(an, c, link) == s->survey_rank :
+		if (s->survey_cls == AN_S2 ?
+		    slow_net_end(an, c, link) == s->survey_rank ||
+		    (named && !held && slow_tcp_echo(an, c, AN_S1) == s->survey_rank) :
 		    (named && !held ? rank : p2p) == s->survey_rank)
 			return;		/* still slow: the incident stays open */
 		s->survey_open = false;
@@ -226,10 +229,13 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	} else {
 		rank = p2p;
 	}
-	v = slow_nohist_frame(an, c, &s->pend, now, cls, rank, false, 0, &root);
+	/* a straggler that a lossy link explains (slow_tcp_echo) */
+	echo = p2p < 0 ? slow_tcp_echo(an, c, cls) : -1;
+	v = slow_nohist_frame(an, c, &s->pend, now, echo >= 0 ? AN_S2 : cls,
+			      echo >= 0 ? echo : rank, false, 0, &root);
 	s->survey_open = true;
-	s->survey_cls = cls;
-	s->survey_rank = rank;
+	s->survey_cls = v->cls;
+	s->survey_rank = echo >= 0 ? echo : rank;
 	if (asked < 0)
 		s->survey_onset = s->samp_t0;
 	v->onset_ns = s->survey_onset;	/* the slowdown began before: unknown */

@@ -660,6 +660,65 @@ static void test_survey_gpu_own(void)
 	survey_gpu(false);
 }
 
+/*
+ * The survey's straggler, global 5, last in 36 of 40 rounds, while the
+ * kernel's TCP retransmits, on its links to globals 1, 4 and 6, put it at
+ * the end of the connections that carry them (at least 20): which GPU comes last is the lossy link's
+ * echo, the slowdown the network's (S2, global 5; test_trace_tcp_loss in
+ * a CI run: the network part's rise sampled the lossy link's end last in
+ * 76% of its rounds and said S1).  A few retransmits: S1 as before.
+ */
+static void survey_tcp(int nretrans)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+	int g;
+
+	job_init(&j);
+	w = survey_world(&j, &sv);
+	if (w) {
+		for (g = 0; g < 8; g++) {
+			sv.last[g] = g == 5 ? 36 : g == 0 ? 4 : 0;
+			sv.gap[g] = g == 5 ? 36 * 12.0 * MS : g == 0 ? 4 * 0.1 * MS : 0;
+			sv.gmax[g] = g == 5 ? 13.0 * MS : g == 0 ? 0.1 * MS : 0;
+		}
+		/* on global 5's links to 4, 6 and 1, both ways */
+		for (g = 0; g < nretrans; g++) {
+			uint32_t peer = g % 3 == 0 ? 104 : g % 3 == 1 ? 106 : 101;
+
+			an_tcp_event(j.s.an, j.s.host_id[0], g % 2 ? 105 : peer,
+				     g % 2 ? peer : 105, AN_TCP_RETRANSMIT, 0, 0, "", j.t);
+		}
+		slow_survey_sampled(j.s.an, w, j.t);
+		CHECK_INT(j.s.nv, 1);
+		if (j.s.nv) {
+			const struct an_verdict *v = &j.s.v[0];
+
+			CHECK_INT(v->cls, nretrans >= 20 ? AN_S2 : AN_S1);
+			CHECK_INT(v->ncul, 1);
+			CHECK_INT(v->cul[0].rank, 5);
+			CHECK(strstr(v->text, "rank 5's GPU reaches the op last") != NULL);
+			CHECK((strstr(v->text, "which GPU comes last is an echo") != NULL) ==
+			      (nretrans >= 20));
+		}
+		CHECK(sv.s.survey_open);
+		CHECK_INT(sv.s.survey_cls, nretrans >= 20 ? AN_S2 : AN_S1);
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+static void test_survey_tcp_echo(void)
+{
+	survey_tcp(30);
+}
+
+static void test_survey_tcp_few(void)
+{
+	survey_tcp(4);
+}
+
 static void test_survey_gpu_shared(void)
 {
 	survey_gpu(true);
@@ -682,6 +741,8 @@ int main(void)
 	test_survey_p2p_asked_again();
 	test_survey_p2p_burst();
 	test_survey_gpu_own();
+	test_survey_tcp_echo();
+	test_survey_tcp_few();
 	test_survey_gpu_shared();
 	return check_finish("test_an_chain");
 }

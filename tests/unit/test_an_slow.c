@@ -1886,7 +1886,8 @@ static void test_part_sample_wide_comm(void)
  * share of the time each rank's proxy thread waits for a CPU, read every
  * round.  The first new verdict, or NULL.
  */
-static const struct an_verdict *rise_job(struct sim *s, bool tcp, const double *wait)
+static const struct an_verdict *rise_job_of(struct sim *s, bool tcp, const double *wait,
+					     bool slow_sender)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, slow[4] = { MS, 3 * MS, MS, MS };
 	const struct an_verdict *v = NULL;
@@ -1910,13 +1911,43 @@ static const struct an_verdict *rise_job(struct sim *s, bool tcp, const double *
 			retransmits(s, 103, 102, 5);
 		}
 		c = c ? c : an_comm_get(s->an, W, 0, false);
-		proxy_round(s, op++, i < 150 ? fast : slow, c && c->sampling);
+		proxy_round(s, op++, i < 150 || !slow_sender ? fast : slow, c && c->sampling);
 		round_busy(s, s->now[0] + MS, late, i < 150 ? 2 * MS : 4 * MS);
 		if (wait)
 			sched_readings(s, wait, last);
 		an_clock(s->an, s->host_id[0], s->now[0]);
 	}
 	return v;
+}
+
+static const struct an_verdict *rise_job(struct sim *s, bool tcp, const double *wait)
+{
+	return rise_job_of(s, tcp, wait, true);
+}
+
+/*
+ * The same rise with no slow sender: the sample shows nothing (no sender
+ * stands out, the last arrival in turn): no verdict, as before; with the
+ * kernel's retransmits at rank 2's link, S2 naming rank 2 (a run of
+ * test_trace_tcp_loss under tests/noise.py: no verdict before)
+ */
+static void test_rise_tcp_only(bool tcp)
+{
+	struct sim s;
+	const struct an_verdict *v = rise_job_of(&s, tcp, NULL, false);
+
+	CHECK((v != NULL) == tcp);
+	if (v) {
+		CHECK_INT(v->cls, AN_S2);
+		CHECK_STR(sim_culprits(v), "2");
+		CHECK(strstr(v->text, "the network part of its rounds") != NULL);
+		CHECK(strstr(v->text, "no rank's sends stand out") != NULL);
+		CHECK(strstr(v->text, "rank 2 is at one end of the connections with 70 of the"
+			     " 70 TCP retransmits") != NULL);
+		CHECK(sim_val(v, "tcp_rank") && sim_val(v, "tcp_rank")->i == 2);
+		CHECK(!sim_val(v, "s2_rank"));
+	}
+	sim_fini(&s);
 }
 
 static void test_rise_tcp_end(bool tcp)
@@ -1997,6 +2028,8 @@ int main(void)
 {
 	test_rise_tcp_end(true);
 	test_rise_tcp_end(false);
+	test_rise_tcp_only(true);
+	test_rise_tcp_only(false);
 	test_rise_starved(0.45, 0.05);
 	test_rise_starved(0.45, 0.4);
 	test_rise_starved(0.1, 0.0);
