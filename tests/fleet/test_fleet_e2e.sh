@@ -190,7 +190,8 @@ outage() {
 	python3 "$TOP/tests/fleet/prom_parse.py" "$TMP/analyzer.prom" >"$TMP/analyzer.samples" ||
 		fail "analyzer /metrics does not parse"
 	for m in ccld_collectives_total ccld_bytes_total ccld_inflight_age_seconds \
-		 ccld_agent_processes ccld_agent_events_total ccld_agent_fleet_records_total; do
+		 ccld_agent_processes ccld_agent_events_total ccld_agent_fleet_records_total \
+		 ccld_agent_drops_total ccld_agent_step_records_shed_total; do
 		grep -q "^$m " "$TMP/agent.samples" || fail "agent /metrics lacks $m"
 	done
 	grep -Eq '^ccld_agent_processes \{\} 4(\.0)?$' "$TMP/agent.samples" ||

@@ -37,6 +37,8 @@ static const struct metric_family families[] = {
 	{ "ccld_agent_events_total", METRIC_COUNTER, "Events read from the ring buffers." },
 	{ "ccld_agent_drops_total", METRIC_COUNTER,
 	  "Events the kernel could not put in a ring buffer, by ring." },
+	{ "ccld_agent_step_records_shed_total", METRIC_COUNTER,
+	  "Step records BPF shed so that calls fit, the main ring over 3/4 full (not lost: a step sample says so)." },
 	{ "ccld_agent_step_hook_hits_total", METRIC_COUNTER,
 	  "Tier C step hook hits (probe cost: hooks are on only when needed)." },
 	{ "ccld_agent_step_hook_bpf_seconds_total", METRIC_COUNTER,
@@ -145,6 +147,7 @@ void agent_metrics_update(struct agent_metrics *am, const struct state *st,
 	metrics_set(am->m, "ccld_agent_events_total", NULL, (double)sc->events);
 	metrics_set(am->m, "ccld_agent_drops_total", "ring=\"main\"", (double)sc->main_drops);
 	metrics_set(am->m, "ccld_agent_drops_total", "ring=\"rare\"", (double)sc->rare_drops);
+	metrics_set(am->m, "ccld_agent_step_records_shed_total", NULL, (double)sc->steps_shed);
 	metrics_set(am->m, "ccld_agent_step_hook_hits_total", NULL, (double)n->step_hook_hits);
 	metrics_set(am->m, "ccld_agent_step_hook_bpf_seconds_total", NULL, n->step_hook_bpf_s);
 	if (fa) {
