@@ -173,10 +173,17 @@ static inline bool an_coll_op(uint64_t op)
 	return op && !((op - 1) & 1);
 }
 
-/* the seq of collective proxy op OP on rank R (op_off_ok 1) */
+/*
+ * The seq of collective proxy op OP on rank R (op_off_ok 1); -1 where a
+ * hostile id and offset add up past int64 (the fuzzer's: no such seq)
+ */
 static inline int64_t an_op_seq(const struct an_rank *r, uint64_t op)
 {
-	return (int64_t)((op - 1) >> 1) + r->op_off;
+	int64_t seq;
+
+	if (__builtin_add_overflow((int64_t)((op - 1) >> 1), r->op_off, &seq))
+		return -1;
+	return seq;
 }
 
 enum an_strength { ST_NONE, ST_WEAK, ST_STRONG };

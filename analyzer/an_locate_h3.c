@@ -950,13 +950,16 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			an_text(st, "; the sender, rank %d, shows no side of the op: it sent"
 				" it all (lost at this receiver) or has not reached it",
 				unseen.p->peer);
-			if (lost_op)
-				an_text(st, "; its data of the collective its GPU is in"
-					" (seq %" PRId64 ") left and never arrived at rank %d"
-					" either, whose receive of it is posted: rank %d's"
-					" network takes nothing in", an_op_seq(&c->r[unseen.rank],
-									   lost_op),
-					unseen.rank, unseen.rank);
+			if (lost_op) {
+				int64_t lseq = an_op_seq(&c->r[unseen.rank], lost_op);
+
+				an_text(st, "; its data of the collective its GPU is in");
+				if (c->r[unseen.rank].op_off_ok == 1 && lseq >= 0)
+					an_text(st, " (seq %" PRId64 ")", lseq);
+				an_text(st, " left and never arrived at rank %d either, whose"
+					" receive of it is posted: rank %d's network takes"
+					" nothing in", unseen.rank, unseen.rank);
+			}
 			st->t4_sender_unseen = true;
 		}
 	} else if ((gpu.rank >= 0 && gpu.p) || quiet.rank >= 0) {

@@ -8,6 +8,7 @@
  */
 #include <sys/syscall.h>
 #include "test_an_helpers.h"
+#include "an_int.h"
 #include "an_wire.h"
 
 #define W 0x00000000000c0ffeull	/* 4 ranks */
@@ -816,8 +817,47 @@ static void test_stopped_before_attach(void)
 	sim_fini(&s);
 }
 
+/*
+ * Hostile launch counters and op ids (fuzz_an_wire, a fresh-clone CI run):
+ * an offset of op ids to seqs near INT64_MAX and an op id near 2^64 add up
+ * past int64 (UBSan: signed overflow in an_op_seq).  Such an op has no
+ * seq (-1), and nothing overflows.
+ */
+static void test_op_seq_overflow(void)
+{
+	struct an_launch l = { .ncoll = INT64_MAX - 2, .has_coll_ops = true, .coll_ops = 0 };
+	struct an_progress p = sub(1, AN_RECV, 1, 0, 0, 0, 0);
+	struct sim s;
+	struct sim_comm *c;
+	struct an_key k;
+	int r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, W, 4, NULL);
+	c = sim_find(&s, W);
+	p.op = UINT64_MAX;
+	for (r = 0; r < 4; r++) {
+		k = sim_key(&s, c, r);
+		an_launched(s.an, &k, &l, sim_now(&s, c, r));
+		p.peer = (r + 1) % 4;
+		snap(&s, W, r, &p, 1);
+	}
+	sim_tick(&s, 8);
+	/* whatever it says (a look at memory, nothing moving), no seq it made up */
+	CHECK(s.nv == 0 || strstr(s.v[0].text, "seq -1") == NULL);
+	sim_fini(&s);
+	{
+		struct an_rank rk = { .op_off = INT64_MAX - 2, .op_off_ok = 1 };
+
+		CHECK_INT(an_op_seq(&rk, UINT64_MAX), -1);
+		CHECK_INT(an_op_seq(&rk, 5), INT64_MAX);
+		CHECK_INT(an_op_seq(&rk, 7), -1);
+	}
+}
+
 int main(void)
 {
+	test_op_seq_overflow();
 	test_h1_from_counts();
 	test_thread_evidence();
 	test_thread_fd_evidence();
