@@ -15,6 +15,7 @@ void an_config_default(struct an_config *c)
 	c->slow_min_s = 1;
 	c->call_order = true;
 	c->forget_s = 30;
+	c->mem_max = 512UL << 20;
 }
 
 double an_config_suspect_s(const struct an_config *c)
@@ -53,6 +54,13 @@ int an_config_option(struct an_config *c, int opt, const char *arg, char *err,
 			return 0;
 		snprintf(err, errlen, "bad --forget (0 or more seconds): '%s'", arg);
 		return -1;
+	case AN_OPT_MEM_MAX:
+		if (!opt_size(arg, AN_MEM_MAX_MIN, AN_MEM_MAX_MAX, &n)) {
+			c->mem_max = n;
+			return 0;
+		}
+		snprintf(err, errlen, "bad --mem-max (16M..1024G, K/M/G suffixes): '%s'", arg);
+		return -1;
 	}
 	return 1;
 }
@@ -70,7 +78,10 @@ void an_config_usage(FILE *f)
 		"                        (default %u)\n"
 		"      --slow-min-s SEC  ... lasting SEC seconds at least (default %g)\n"
 		"      --forget SEC      forget a process SEC after it exited, a comm SEC\n"
-		"                        after its last input (default %g; 0: never)\n",
+		"                        after its last input (default %g; 0: never)\n"
+		"      --mem-max BYTES   the analyzer's comm and rank state holds at most\n"
+		"                        BYTES (K/M/G suffixes; default %luM): records\n"
+		"                        past it are refused, and said\n",
 		d.stall_s, d.hang_s, d.slow_window_s, d.slow_min_iters, d.slow_min_s,
-		d.forget_s);
+		d.forget_s, (unsigned long)(d.mem_max >> 20));
 }

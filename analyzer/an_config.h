@@ -18,7 +18,12 @@ enum an_opt {
 	AN_OPT_SLOW_MIN_ITERS,
 	AN_OPT_SLOW_MIN_S,
 	AN_OPT_FORGET,
+	AN_OPT_MEM_MAX,
 };
+
+/* --mem-max's bounds: 16 MiB (a few comms of 16k ranks), 1 TiB */
+#define AN_MEM_MAX_MIN	(16UL << 20)
+#define AN_MEM_MAX_MAX	(1UL << 40)
 
 /* entries of a getopt_long table (the including file has <getopt.h>) */
 #define AN_CONFIG_LONG_OPTIONS \
@@ -27,11 +32,13 @@ enum an_opt {
 	{ "slow-window", required_argument, NULL, AN_OPT_SLOW_WINDOW }, \
 	{ "slow-min-iters", required_argument, NULL, AN_OPT_SLOW_MIN_ITERS }, \
 	{ "slow-min-s", required_argument, NULL, AN_OPT_SLOW_MIN_S }, \
-	{ "forget", required_argument, NULL, AN_OPT_FORGET }
+	{ "forget", required_argument, NULL, AN_OPT_FORGET }, \
+	{ "mem-max", required_argument, NULL, AN_OPT_MEM_MAX }
 
-/* the synopsis of those options, in two parts for usage lines */
+/* the synopsis of those options, in three parts for usage lines */
 #define AN_CONFIG_SYNOPSIS1	"[--stall SEC] [--hang SEC] [--slow-window SEC]"
 #define AN_CONFIG_SYNOPSIS2	"[--slow-min-iters N] [--slow-min-s SEC] [--forget SEC]"
+#define AN_CONFIG_SYNOPSIS3	"[--mem-max BYTES]"
 
 /*
  * Option OPT (an enum an_opt) with its argument ARG into C: 0; -1 with ERR

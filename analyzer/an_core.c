@@ -35,6 +35,8 @@ struct an *an_new(const struct an_config *c, const struct an_sink *sink)
 		an->cfg.slow_min_s = d.slow_min_s;
 	if (!(an->cfg.forget_s > 0))
 		an->cfg.forget_s = 0;
+	if (!an->cfg.mem_max)
+		an->cfg.mem_max = d.mem_max;
 	if (sink)
 		an->sink = *sink;
 	hmap_init(&an->comms);
@@ -107,7 +109,24 @@ const struct an_stats *an_stats(const struct an *an)
 	return &an->stats;
 }
 
-/* Grows an array to NEED elements (doubling); counts memory. NULL: ENOMEM. */
+/*
+ * May the state grow by N bytes (an_config.mem_max)?  Refused: counted, and
+ * said on stderr the first time (hostile or runaway records must not take
+ * the node agent to its memory limit, where the kernel kills it).
+ */
+static bool mem_ok(struct an *an, size_t n)
+{
+	if (n <= an->cfg.mem_max && an->stats.mem_bytes <= an->cfg.mem_max - n)
+		return true;
+	if (!an->stats.mem_refused++)
+		fprintf(stderr, "ccld: the analyzer's state reached its memory budget"
+			" (%zu MiB of --mem-max %zu MiB; %zu MiB more asked): records that"
+			" would grow it are refused from now on\n", an->stats.mem_bytes >> 20,
+			an->cfg.mem_max >> 20, n >> 20);
+	return false;
+}
+
+/* Grows an array to NEED elements (doubling); counts memory. NULL: ENOMEM or over budget. */
 void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t ncap = *cap ? *cap : 4;
@@ -117,6 +136,8 @@ void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need, size_t elem)
 		return p;
 	while (ncap < need)
 		ncap *= 2;
+	if (!mem_ok(an, (size_t)(ncap - *cap) * elem))
+		return NULL;
 	np = realloc(p, (size_t)ncap * elem);
 	if (!np)
 		return NULL;
@@ -238,7 +259,8 @@ struct an_comm *an_comm_get(struct an *an, uint64_t hash, int32_t nranks,
 	struct an_comm *c = hmap_get(&an->comms, hkey3(hash, 0, 0));
 	int32_t i;
 
-	if (c || !create || nranks <= 0 || nranks > AN_MAX_NRANKS)
+	if (c || !create || nranks <= 0 || nranks > AN_MAX_NRANKS ||
+	    !mem_ok(an, sizeof(*c) + (size_t)nranks * sizeof(*c->r)))
 		return c;
 	c = calloc(1, sizeof(*c));
 	if (!c)

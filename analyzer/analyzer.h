@@ -54,6 +54,14 @@ struct an_config {
 	 * (docs/analyzer.md, "Forgetting finished communicators").
 	 */
 	double forget_s;
+	/*
+	 * The heap its comm and rank state may hold (an_stats.mem_bytes):
+	 * a record that would make a comm or grow a rank's arrays past it
+	 * is refused, counted (mem_refused) and said once on stderr; the
+	 * node agent's memory limit must never be what stops it.  Default
+	 * 512 MiB (docs/analyzer.md, "Memory").
+	 */
+	size_t mem_max;
 };
 
 /* The one comm rank that a record is about. */
@@ -441,6 +449,7 @@ struct an_stats {
 	uint64_t comms_forgotten;	/* finished: their state freed */
 	uint64_t procs_forgotten;
 	size_t mem_bytes;	/* heap held for comm and rank state */
+	uint64_t mem_refused;	/* records refused: mem_bytes would pass mem_max */
 };
 
 const struct an_stats *an_stats(const struct an *an);

@@ -79,7 +79,7 @@ int opt_replica(const char *s, unsigned *part, unsigned *nparts)
 	return 0;
 }
 
-int opt_pow2_size(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+int opt_size(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long long v, mul = 1;
 	char *end;
@@ -101,8 +101,18 @@ int opt_pow2_size(const char *s, unsigned long min, unsigned long max, unsigned 
 	if (*end || v > max / mul)
 		return -1;
 	v *= mul;
-	if (v < min || (v & (v - 1)))
+	if (v < min)
 		return -1;
 	*out = (unsigned long)v;
+	return 0;
+}
+
+int opt_pow2_size(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+
+	if (opt_size(s, min, max, &v) || (v & (v - 1)))
+		return -1;
+	*out = v;
 	return 0;
 }

@@ -29,7 +29,10 @@ int opt_replica(const char *s, unsigned *part, unsigned *nparts);
 #define OPT_RING_MIN	4096UL
 #define OPT_RING_MAX	(1UL << 30)
 
-/* BYTES: digits with an optional K, M or G (x1024^n), a power of two in MIN..MAX */
+/* BYTES: digits with an optional K, M or G (x1024^n), MIN..MAX */
+int opt_size(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* the same, a power of two */
 int opt_pow2_size(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
 #endif

@@ -33,6 +33,9 @@ expect 2 "bad --ring-size" "$T" --all --ring-size 5000
 expect 2 "bad --ring-size" "$T" --all --ring-size 2K
 expect 2 "bad --ring-size" "$T" --all --ring-size 2G
 expect 2 "replay takes files" "$T" replay x.ccld --ring-size 4K
+expect 2 "bad --mem-max" "$T" --all --mem-max 1M
+expect 2 "bad --mem-max" "$T" --all --mem-max 2048G
+expect 2 "bad --mem-max" "$T" --all --mem-max 64X
 expect 2 "stop-new is for new processes" "$T" daemon --redis redis://127.0.0.1:1 -p 1 --stop-new
 expect 2 "replay needs at least one FILE" "$T" replay
 expect 2 "unrecognized option|invalid option" "$T" --bogus

@@ -32,6 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		an_free(an);
 		an_config_default(&c);
 		c.stall_s = 1;
+		/* comms of up to 2^20 ranks: the budget bounds the state (and RSS) */
+		c.mem_max = 64UL << 20;
 		an = an_new(&c, &sink);
 		if (!an)
 			return 0;

@@ -7,6 +7,7 @@
  */
 #include <time.h>
 #include "test_an_helpers.h"
+#include "an_int.h"
 
 #define N 16384
 #define C 0xfeedull
@@ -44,6 +45,35 @@ static double ms_since(const struct timespec *a)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return (double)(b.tv_sec - a->tv_sec) * 1e3 +
 	       (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/*
+ * Records that name comms of 2^20 ranks (hostile, or corrupt) under a 64
+ * MiB budget: refused and counted, the state stays under it, and a comm
+ * that fits is still made
+ */
+static void test_mem_max(void)
+{
+	struct an_key k = { .host = 0, .rank = 0, .pid = 4242 };
+	struct sim s;
+	uint64_t h;
+
+	sim_init(&s, 5, 300);
+	s.an->cfg.mem_max = 64UL << 20;
+	k.nranks = 1 << 20;
+	for (h = 1; h <= 3; h++) {
+		k.comm = 0xbad0ull + h;
+		CHECK(an_rank(s.an, &k, 0, s.now[0]) < 0);
+	}
+	CHECK_INT(an_stats(s.an)->mem_refused, 3);
+	CHECK(an_stats(s.an)->mem_bytes <= s.an->cfg.mem_max);
+	k.comm = 0x600dull;
+	k.nranks = 4;
+	CHECK_INT(an_rank(s.an, &k, 0, s.now[0]), 0);
+	CHECK_INT(an_stats(s.an)->mem_refused, 3);
+	CHECK(an_comm_get(s.an, 0x600dull, 0, false) != NULL);
+	CHECK(an_comm_get(s.an, 0xbad1ull, 0, false) == NULL);
+	sim_fini(&s);
 }
 
 int main(void)
@@ -91,5 +121,6 @@ int main(void)
 	CHECK_STR(sim_culprits(&s.v[0]), "12345");
 	CHECK(worst < 1000);
 	sim_fini(&s);
+	test_mem_max();
 	return check_finish("test_an_scale");
 }

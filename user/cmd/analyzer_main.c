@@ -27,7 +27,7 @@ static const char usage[] =
 "Usage: ccld-analyzer --redis URL [--json]\n"
 "                     " AN_CONFIG_SYNOPSIS1 "\n"
 "                     " AN_CONFIG_SYNOPSIS2 "\n"
-"                     [--shards N] [--group NAME]\n"
+"                     " AN_CONFIG_SYNOPSIS3 " [--shards N] [--group NAME]\n"
 "                     [--name NAME] [--replica I/N] [--metrics [ADDR:]PORT]\n"
 "                     [--redis-auth-file FILE] [--hmac-key-file FILE]\n"
 "                     [--duration SEC]\n"

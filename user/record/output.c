@@ -290,9 +290,10 @@ void out_summary_json(FILE *f, const struct summary *s)
 	fprintf(f, ",\"processes\":%" PRIu64
 		",\"comms\":%" PRIu64 ",\"verdicts\":%" PRIu64
 		",\"proxy_unattributed\":%" PRIu64 ",\"nccl_warnings\":%" PRIu64
-		",\"nccl_warnings_dropped\":%" PRIu64 ",\"duration_s\":%.3f}\n",
+		",\"nccl_warnings_dropped\":%" PRIu64 ",\"mem_refused\":%" PRIu64
+		",\"duration_s\":%.3f}\n",
 		s->processes, s->comms, s->verdicts, s->proxy_unattributed, s->nccl_warnings,
-		s->nccl_warnings_dropped, s->duration_s);
+		s->nccl_warnings_dropped, s->mem_refused, s->duration_s);
 }
 
 /* "ccld: records lost by process: 4242 1803, 4243 977" where any */
@@ -322,6 +323,10 @@ void out_summary_text(FILE *f, const struct summary *s)
 	if (s->steps_shed)
 		fprintf(f, "ccld: %" PRIu64 " step records shed: the ring was 3/4 full, and"
 			" they gave way to calls (a step sample then says so)\n", s->steps_shed);
+	if (s->mem_refused)
+		fprintf(f, "ccld: %" PRIu64 " records refused by the analyzer: its state"
+			" reached --mem-max; verdicts on the comms they were about are"
+			" missing or rest on less\n", s->mem_refused);
 	if (s->nccl_warnings || s->nccl_warnings_dropped)
 		fprintf(f, "ccld: %" PRIu64 " NCCL warnings (%" PRIu64 " dropped: a part lost,"
 			" or not the message of its WARN)\n", s->nccl_warnings,

@@ -49,6 +49,8 @@ struct summary {
 	/* NCCL's warnings read; and those dropped (a part lost, or a message
 	 * that did not fit its format: NCCL's NOWARN) */
 	uint64_t nccl_warnings, nccl_warnings_dropped;
+	/* records the analyzer refused, its state at its memory budget */
+	uint64_t mem_refused;
 	double duration_s;
 	const struct state *st;	/* its processes' lost records, NULL: none */
 };

@@ -738,6 +738,7 @@ void pipeline_finish(struct pipeline *p, double duration_s)
 	s.proxy_unattributed = p->proxy_unattributed;
 	s.nccl_warnings = p->nwarn;
 	s.nccl_warnings_dropped = p->warn.incomplete + p->warn.not_this_warn;
+	s.mem_refused = an_stats(p->an)->mem_refused;
 	s.duration_s = duration_s;
 	s.st = p->st;
 	if (p->o.json) {
