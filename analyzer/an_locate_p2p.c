@@ -274,7 +274,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	const struct an_p2p *wp = NULL;
 	int wd = 0, pass;
 	int64_t wseq = 0;
-	bool aligned = true;
+	bool aligned = true, peer_said = false;
 	uint32_t j;
 	char buf[384];
 
@@ -350,6 +350,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 			/* the peer entered its side of the pair and cannot run */
 			st->fn = wd ? CCLD_FN_SEND : CCLD_FN_RECV;
 			stopped_in(an, c, st, cr, wr, true);
+			peer_said = true;
 		} else if (theirs <= wseq) {
 			st->cls = AN_H1;
 			add_cul(an, st, cr);
@@ -377,7 +378,9 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 				c->hash);
 		}
 	}
-	an_val_i(st, "peer", cr);
+	/* stopped_in's peer is the rank that waits on the culprit */
+	if (!peer_said)
+		an_val_i(st, "peer", cr);
 	if (c->r[wr].in_call || wp->nret[wd] < wp->n[wd]) {
 		uint64_t a = age(an, an_rank_host(an, &c->r[wr]),
 				 wp->t_enter[wd]);
