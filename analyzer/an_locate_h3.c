@@ -572,8 +572,7 @@ static bool p2p_crossing(const struct an *an, struct an_comm *c, int32_t r,
 		return false;
 	pq = an_proc_of(an, &c->r[p->peer]);
 	return pq && pq->gpu_known && pq->gpu_comm == c && an_coll_op(pq->gpu_op) &&
-	       rank_has_op(&c->r[r], pq->gpu_op) &&
-	       !coll_data_lost(an, c, r, p->peer, pq->gpu_op);
+	       rank_has_op(&c->r[r], pq->gpu_op) && !sender_coll_lost(an, c, r, p->peer);
 }
 
 /*

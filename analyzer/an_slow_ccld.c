@@ -685,6 +685,20 @@ int32_t slow_tcp_echo(const struct an *an, const struct an_comm *c, enum an_clas
 	return slow_tcp_end(an, c);
 }
 
+int32_t slow_sampled_culprit(const struct an *an, const struct an_comm *c, enum an_class *cls,
+			     int32_t rank)
+{
+	int32_t echo = slow_tcp_echo(an, c, *cls);
+
+	if (echo >= 0) {
+		*cls = AN_S2;
+		return echo;
+	}
+	if (*cls != AN_S2)
+		return rank;
+	return rank >= 0 ? slow_net_end(an, c, rank) : slow_tcp_end(an, c);
+}
+
 /*
  * CCL-D's events on comm C: verdicts, or first a step sample: for S2/S3
  * (the culprit is the slow link), for S1 where the rounds' starts are

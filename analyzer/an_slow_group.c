@@ -133,13 +133,9 @@ static void emit_group(struct an *an, struct an_comm *c, const struct slow_round
 {
 	struct an_slow *s = c->slow;
 	const struct an_comm *root;
-	/* a straggler that a lossy link explains (slow_tcp_echo) */
-	int32_t echo = recovered ? -1 : slow_tcp_echo(an, c, cls);
-	/* the step sample's slow sender, or the lossy link's end (slow_net_end) */
-	int32_t cul = echo >= 0 ? echo : cls == AN_S2 && !recovered ? slow_net_end(an, c, rank) :
-		      rank;
-	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, echo >= 0 ? AN_S2 : cls, cul,
-						  recovered, 0, &root);
+	enum an_class vcls = cls;
+	int32_t cul = recovered ? rank : slow_sampled_culprit(an, c, &vcls, rank);
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, vcls, cul, recovered, 0, &root);
 
 	v->onset_ns = s->grp_t0;
 	if (recovered) {

@@ -408,6 +408,14 @@ int32_t slow_net_end(const struct an *an, const struct an_comm *c, int32_t sampl
  * link: that rank, whose link makes the slowdown (S2); else -1
  */
 int32_t slow_tcp_echo(const struct an *an, const struct an_comm *c, enum an_class cls);
+/*
+ * The culprit of a verdict resting on a step sample, of class *CLS and
+ * naming RANK (-1: none): a straggler that a lossy link explains is that
+ * link's end (slow_tcp_echo; *CLS becomes S2), a slow sender or none the
+ * lossy link's end where TCP names one (slow_net_end), else RANK
+ */
+int32_t slow_sampled_culprit(const struct an *an, const struct an_comm *c, enum an_class *cls,
+			     int32_t rank);
 
 /* an_slow_sample.c: step samples */
 bool slow_net_outlier(double lat, double others);
@@ -664,8 +672,9 @@ bool slow_stat_push(struct sl_comm_stat **st, size_t *n, size_t *cap,
 bool slow_link_explains(double cost, double extra_ns);
 enum an_class slow_sample_decide(const struct an_comm *c, double extra_ns, int32_t *rank,
 				 double *a, double *b, uint64_t *held);
-/* a sample started for PEND_RISE ended: the verdict, or none */
-void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/* a sample started for PEND_RISE ended: the verdict, or none; true where the
+ * next part of a part sample is due */
+bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /*
  * an_slow_survey.c: a judged round RD of C: a survey's step sample starts
  * where due

@@ -1141,14 +1141,9 @@ static void emit_rise(struct an *an, struct an_comm *c, const struct slow_round 
 	struct an_slow *s = c->slow;
 	const struct sl_rise_result *r = &s->rres;
 	const struct an_comm *root;
-	/* a straggler that a lossy link explains (slow_tcp_echo) */
-	int32_t echo = named ? -1 : slow_tcp_echo(an, c, cls);
-	/* the step sample's slow sender, or the lossy link's end (slow_net_end) */
-	int32_t cul = echo >= 0 ? echo :
-		      cls == AN_S2 && !named && rank < 0 ? slow_tcp_end(an, c) :
-		      cls == AN_S2 && !named ? slow_net_end(an, c, rank) : rank;
-	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, echo >= 0 ? AN_S2 : cls, cul,
-						  false, 0, &root);
+	enum an_class vcls = cls;
+	int32_t cul = named ? rank : slow_sampled_culprit(an, c, &vcls, rank);
+	struct an_verdict *v = slow_nohist_frame(an, c, rd, now, vcls, cul, false, 0, &root);
 
 	v->onset_ns = r->t_onset;
 	an_text(v, "comm %016" PRIx64 " is slower:"
@@ -1201,17 +1196,28 @@ static void emit_rise_back(struct an *an, struct an_comm *c, const struct slow_r
 	slow_send_verdict(an, v);
 }
 
-void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
+bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
+	double a, b, extra = s->rres.level_ns - s->rres.base_ns;
 	enum an_class cls;
-	double a, b;
 	int32_t rank;
 
 	if (!s->rise_wait)
-		return;		/* it fell back while sampled */
-	cls = slow_sample_decide(c, s->rres.level_ns - s->rres.base_ns, &rank, &a, &b,
-				 &s->arr_held_by);
+		return false;	/* it fell back while sampled */
+	if (s->samp_in) {
+		/*
+		 * A part (too many of its processes on a host to hook at
+		 * once): its ranks' arrivals among themselves, as CCL-D's
+		 * part sample judges them; the rise lasting through it makes
+		 * the part one of the slow ones (slow_parts_block)
+		 */
+		rank = slow_arrival_explains(c, extra, &a, &b, &s->arr_held_by);
+		cls = rank >= 0 ? AN_S1 : 0;
+		s->parts_slow++;
+	} else {
+		cls = slow_sample_decide(c, extra, &rank, &a, &b, &s->arr_held_by);
+	}
 	/*
 	 * Every rank reaches the op together: the time went in p2p ops
 	 * before it, where one pipeline stage keeps its neighbours waiting
@@ -1225,14 +1231,13 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * in its p2p entries named).
 	 */
 	if (!cls && slow_runahead(s) &&
-	    (rank = slow_p2p_straggler(an, c, s->rres.level_ns - s->rres.base_ns,
-					       &s->arr_p2p)) >= 0) {
+	    (rank = slow_p2p_straggler(an, c, extra, &s->arr_p2p)) >= 0) {
 		cls = AN_S1;
 		s->arr_held_by = 0;
 	}
 	/* no one rank: a block of them arriving last together, one of it */
-	if (!cls && (s->blk_n = slow_arrival_block(c, s->rres.level_ns - s->rres.base_ns,
-						   &s->blk_lead))) {
+	if (!cls && ((s->blk_n = slow_arrival_block(c, extra, &s->blk_lead)) ||
+		     (s->blk_n = slow_parts_block(c, extra, &s->blk_lead)))) {
 		cls = AN_S1;
 		s->arr_held_by = 0;
 		rank = slow_block_first(c);
@@ -1252,7 +1257,10 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	if (cls) {
 		emit_rise(an, c, &s->pend, now, cls, rank, a, b, NULL);
 		s->blk_n = 0;
+		s->blk_parts = false;
 		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
+	} else if (s->samp_in && s->samp_part + 1 < s->samp_nparts) {
+		return true;	/* the straggler is not in this part: the next one */
 	} else {
 		/* nothing explains it: tried again after the cooldown */
 		s->samp_next = now + SAMPLE_COOLDOWN_NS;
@@ -1262,6 +1270,7 @@ void slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 				" arriving last (%u rounds): no verdict\n", c->hash,
 				s->rres.base_ns / 1e6, s->rres.level_ns / 1e6, s->arr_rounds);
 	}
+	return false;
 }
 
 static void rise_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
@@ -1279,6 +1288,16 @@ static void rise_round(struct an *an, struct an_comm *c, const struct slow_round
 	for (k = 0; k < c->nranks; k++)
 		if (rd->dur[k] < tmin)
 			tmin = rd->dur[k];
+	/*
+	 * A duration of 0: the rank's end came with its earlier op's (one
+	 * completion seen for both, its GPU start bound by that end), which
+	 * measures nothing.  Taken as the round's network part, a comm whose
+	 * step has such a round and a long one has a level that jumps
+	 * between the two with their mix (random job 133: the world comm's
+	 * level 6 -> 17 ms at the fault, then "back" at 0 ms mid-slowdown).
+	 */
+	if (!(tmin > 0))
+		return;
 	ev = sl_rise_round(s->rise, tmin, rd->t_end, s->sig0_iters, &s->rres);
 	/* CCL-D's or the peer comparison's incident on this comm speaks for it */
 	covered = s->peer_active || (sl_det_result(s->det)->active && !s->ccld_unsaid) ||
@@ -1310,6 +1329,8 @@ static void rise_round(struct an *an, struct an_comm *c, const struct slow_round
 		return;
 	if (slow_can_sample(an, c, rd->t_end))
 		slow_start_sample(an, c, rd, -1, PEND_RISE);
+	else	/* more of its processes on a host than hooked at once: by parts */
+		slow_start_part_sample(an, c, rd, -1, PEND_RISE);
 }
 
 /*

@@ -698,7 +698,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	if (s->pend_ev & PEND_SURVEY) {
 		slow_survey_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_RISE) {
-		slow_rise_sampled(an, c, now);
+		next_part = slow_rise_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_GROUP) {
 		slow_group_sampled(an, c, now);
 	} else if (s->pend_ev && slow_sample_over(s, an->cfg.slow_min_iters)) {

@@ -162,7 +162,8 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			named && !held ? "a straggler" : "none", link);
 	struct slow_p2p_found f;
 	int32_t p2p = -1, asked = s->survey_p2p - 1;	/* the rank asked about again */
-	int32_t echo;
+	enum an_class vcls;
+	int32_t cul;
 
 	s->survey_p2p = 0;
 
@@ -229,13 +230,13 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	} else {
 		rank = p2p;
 	}
-	/* a straggler that a lossy link explains (slow_tcp_echo) */
-	echo = p2p < 0 ? slow_tcp_echo(an, c, cls) : -1;
-	v = slow_nohist_frame(an, c, &s->pend, now, echo >= 0 ? AN_S2 : cls,
-			      echo >= 0 ? echo : rank, false, 0, &root);
+	/* a p2p straggler's evidence is not who arrives last: no echo there */
+	vcls = cls;
+	cul = p2p < 0 ? slow_sampled_culprit(an, c, &vcls, rank) : rank;
+	v = slow_nohist_frame(an, c, &s->pend, now, vcls, cul, false, 0, &root);
 	s->survey_open = true;
 	s->survey_cls = v->cls;
-	s->survey_rank = echo >= 0 ? echo : rank;
+	s->survey_rank = cul;
 	if (asked < 0)
 		s->survey_onset = s->samp_t0;
 	v->onset_ns = s->survey_onset;	/* the slowdown began before: unknown */

@@ -610,6 +610,18 @@ static void test_survey_p2p_burst(void)
 	job_fini(&j);
 }
 
+/* the survey's sample: global 5's GPU last in 36 of 40 rounds, 12 ms behind */
+static void survey_rank5_last(struct survey *sv)
+{
+	int g;
+
+	for (g = 0; g < 8; g++) {
+		sv->last[g] = g == 5 ? 36 : g == 0 ? 4 : 0;
+		sv->gap[g] = g == 5 ? 36 * 12.0 * MS : g == 0 ? 4 * 0.1 * MS : 0;
+		sv->gmax[g] = g == 5 ? 13.0 * MS : g == 0 ? 0.1 * MS : 0;
+	}
+}
+
 /*
  * A survey whose sample shows global 5's GPU last in 36 of 40 rounds, 12 ms
  * behind (a round every 40 ms): S1 where each rank has a GPU of its own;
@@ -632,11 +644,7 @@ static void survey_gpu(bool shared)
 	}
 	w = survey_world(&j, &sv);
 	if (w) {
-		for (g = 0; g < 8; g++) {
-			sv.last[g] = g == 5 ? 36 : g == 0 ? 4 : 0;
-			sv.gap[g] = g == 5 ? 36 * 12.0 * MS : g == 0 ? 4 * 0.1 * MS : 0;
-			sv.gmax[g] = g == 5 ? 13.0 * MS : g == 0 ? 0.1 * MS : 0;
-		}
+		survey_rank5_last(&sv);
 		CHECK_INT(an_gpu_shared(j.s.an, w, 5), shared);
 		CHECK(!an_gpu_shared(j.s.an, w, 0));
 		slow_survey_sampled(j.s.an, w, j.t);
@@ -678,11 +686,7 @@ static void survey_tcp(int nretrans)
 	job_init(&j);
 	w = survey_world(&j, &sv);
 	if (w) {
-		for (g = 0; g < 8; g++) {
-			sv.last[g] = g == 5 ? 36 : g == 0 ? 4 : 0;
-			sv.gap[g] = g == 5 ? 36 * 12.0 * MS : g == 0 ? 4 * 0.1 * MS : 0;
-			sv.gmax[g] = g == 5 ? 13.0 * MS : g == 0 ? 0.1 * MS : 0;
-		}
+		survey_rank5_last(&sv);
 		/* on global 5's links to 4, 6 and 1, both ways */
 		for (g = 0; g < nretrans; g++) {
 			uint32_t peer = g % 3 == 0 ? 104 : g % 3 == 1 ? 106 : 101;

@@ -1869,6 +1869,96 @@ static void test_part_sample_wide_comm(void)
 }
 
 /*
+ * The network part of a wide comm's rounds rises (8 processes on one host,
+ * more than may be hooked at once), each rank last in turn so that CCL-D
+ * stays quiet: its sample goes a part at a time, ranks 0-3 then 4-7, as
+ * CCL-D's onset's does.  Before, the rise's sample was refused ("too many
+ * of its processes on a host to hook") and nothing was said (random jobs
+ * 32 and 133, the world comm of 8 on the VM: silent).  No step record
+ * here: each part times out with nobody named, and the rise cools down
+ * with no verdict.
+ */
+static void test_rise_part_sample(void)
+{
+	const uint64_t W8 = W + 41;
+	const uint64_t lat[8] = { MS, MS, MS, MS, MS, MS, MS, MS };
+	uint64_t rng = 11, op = 1, late[8];
+	bool parts[2] = { false, false };
+	struct an_comm *c = NULL;
+	struct sim s;
+	int i, r;
+
+	sim_init_hosts(&s, 30, 300, 1, 8);
+	sim_comm(&s, W8, 8, NULL);
+	for (i = 0; i < 1200; i++) {
+		for (r = 0; r < 8; r++)
+			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2)) +
+				  (r == i % 8 ? 15 * MS : 0);
+		proxy_round_of(&s, W8, op++, lat, false);
+		round_comm(&s, W8, s.now[0] + MS, late, i < 150 ? 2 * MS : 6 * MS);
+		an_clock(s.an, s.host_id[0], s.now[0]);
+		c = c ? c : an_comm_get(s.an, W8, 0, false);
+		if (c && c->sampling && c->slow && c->slow->samp_in && s.suspect_nprocs == 4) {
+			CHECK_INT((int)c->slow->samp_nparts, 2);
+			CHECK_INT(s.suspect_rank0, c->slow->samp_part ? 4 : 0);
+			parts[c->slow->samp_part ? 1 : 0] = true;
+		}
+	}
+	CHECK(parts[0]);
+	CHECK(parts[1]);
+	CHECK(c && !c->sampling && c->slow && !c->slow->samp_in);
+	CHECK_INT(s.nv, 0);
+	sim_fini(&s);
+}
+
+/*
+ * A step of one op whose network part (its rounds' shortest duration) is
+ * 2 ms, then 6 ms, and three small ops whose rounds each have a rank whose
+ * duration is 0: its end came with its earlier op's (one completion seen
+ * for both), which bounds its GPU start.  Fed to the rise as network parts,
+ * the newest 8 rounds were 6 zeros and 2 real ones, their median 0: no
+ * rise ever (random job 133's world comm, every other round such: its
+ * level jumped with the mix, and its rise said "back at 0.00 ms" in the
+ * middle of the slowdown).  Those rounds measure nothing and are left out:
+ * the rise is seen.
+ */
+static void test_rise_zero_rounds(void)
+{
+	double dur[4], bound[4], rate[4], after[4];
+	uint64_t hold[4] = { 0 }, synced[4] = { 0 };
+	struct slow_round rd = { .dur = dur, .dur_bound = bound, .rate = rate,
+				 .after_hold = after, .hold = hold, .synced = synced };
+	struct an_comm *c;
+	struct sim s;
+	int i, k, r;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	c = an_comm_get(s.an, W, 0, false);
+	CHECK(c && slow_state(s.an, c));
+	for (i = 0; c && c->slow && i < 300; i++) {
+		for (k = 0; k < 4; k++) {
+			for (r = 0; r < 4; r++) {
+				dur[r] = k ? (r == i % 4 ? 0 : 5 * MS) :
+					 r == i % 4 ? (i < 150 ? 2 * MS : 6 * MS) : 17 * MS;
+				bound[r] = dur[r];
+				rate[r] = after[r] = NAN;
+			}
+			rd.seq = 4 * i + k;
+			rd.n = 4;
+			rd.host = s.host_id[0];
+			rd.t_end = s.now[0] + (uint64_t)(20 * MS * (double)i + k * 100000.0);
+			rd.sig = 1 + (uint64_t)(k > 0);
+			rd.sig_known = true;
+			rd.fn = CCLD_FN_ALLREDUCE;
+			slow_nohist_round(s.an, c, &rd, true);
+		}
+	}
+	CHECK(c && c->slow && c->slow->rise_wait);
+	sim_fini(&s);
+}
+
+/*
  * A lossy link slows the sends that cross it: rank 1 sends to rank 2, whose
  * link loses packets, and its steps are 3x the others'.  The network part
  * of the rounds rises (below CCL-D's threshold), and the rise's step sample
@@ -2039,6 +2129,8 @@ int main(void)
 	test_recovery_while_sampled();
 	test_sample_after_unsaid_incident();
 	test_part_sample_wide_comm();
+	test_rise_part_sample();
+	test_rise_zero_rounds();
 	test_comparable_echo();
 	test_end_shared_with_later_op();
 	test_fleet_sample_no_hooks();
