@@ -1205,19 +1205,18 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 
 	if (!s->rise_wait)
 		return false;	/* it fell back while sampled */
-	if (s->samp_in) {
-		/*
-		 * A part (too many of its processes on a host to hook at
-		 * once): its ranks' arrivals among themselves, as CCL-D's
-		 * part sample judges them; the rise lasting through it makes
-		 * the part one of the slow ones (slow_parts_block)
-		 */
-		rank = slow_arrival_explains(c, extra, &a, &b, &s->arr_held_by);
-		cls = rank >= 0 ? AN_S1 : 0;
+	/*
+	 * A part (too many of its processes on a host to hook at once) is
+	 * judged as a whole comm is, its ranks' send steps and arrivals among
+	 * themselves: a risen network part asks first for a slow link, which
+	 * a part shows where it holds the link's rank (random job 118: rank
+	 * 5's steps 10.9 ms against 1.9, its stage peer last in the op; named
+	 * S1 on arrivals alone).  The rise lasting through a part makes the
+	 * part one of the slow ones (slow_parts_block).
+	 */
+	cls = slow_sample_decide(c, extra, &rank, &a, &b, &s->arr_held_by);
+	if (s->samp_in)
 		s->parts_slow++;
-	} else {
-		cls = slow_sample_decide(c, extra, &rank, &a, &b, &s->arr_held_by);
-	}
 	/*
 	 * Every rank reaches the op together: the time went in p2p ops
 	 * before it, where one pipeline stage keeps its neighbours waiting
@@ -1235,8 +1234,16 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		cls = AN_S1;
 		s->arr_held_by = 0;
 	}
-	/* no one rank: a block of them arriving last together, one of it */
-	if (!cls && ((s->blk_n = slow_arrival_block(c, extra, &s->blk_lead)) ||
+	/*
+	 * No one rank: a block of them arriving last together, one of it.
+	 * By parts, only across them all (slow_parts_block): a whole comm's
+	 * sample looks for a slow link first, a part's send steps are not
+	 * compared, and a part's block may be a pipeline stage that waits in
+	 * its p2p ops for a slow link beyond the part (random job 118, rank
+	 * 5's link 6x slower: ranks 2 and 3, its stage's neighbours on the
+	 * other host, last in part 1 of 2, were named S1).
+	 */
+	if (!cls && ((!s->samp_in && (s->blk_n = slow_arrival_block(c, extra, &s->blk_lead))) ||
 		     (s->blk_n = slow_parts_block(c, extra, &s->blk_lead)))) {
 		cls = AN_S1;
 		s->arr_held_by = 0;

@@ -1874,14 +1874,16 @@ static void test_part_sample_wide_comm(void)
  * stays quiet: its sample goes a part at a time, ranks 0-3 then 4-7, as
  * CCL-D's onset's does.  Before, the rise's sample was refused ("too many
  * of its processes on a host to hook") and nothing was said (random jobs
- * 32 and 133, the world comm of 8 on the VM: silent).  No step record
- * here: each part times out with nobody named, and the rise cools down
- * with no verdict.
+ * 32 and 133, the world comm of 8 on the VM: silent).  STEPS false: no step
+ * record, each part times out with nobody named, and the rise cools down
+ * with no verdict.  STEPS true: part 2's send steps, rank 5's 6 ms against
+ * 1 ms: it is named S2 (random job 118: judged on its arrivals alone, part
+ * 2 named rank 5's stage peer S1).
  */
-static void test_rise_part_sample(void)
+static void rise_part_sample(bool steps)
 {
 	const uint64_t W8 = W + 41;
-	const uint64_t lat[8] = { MS, MS, MS, MS, MS, MS, MS, MS };
+	const uint64_t lat[8] = { MS, MS, MS, MS, MS, 6 * MS, MS, MS };
 	uint64_t rng = 11, op = 1, late[8];
 	bool parts[2] = { false, false };
 	struct an_comm *c = NULL;
@@ -1890,11 +1892,13 @@ static void test_rise_part_sample(void)
 
 	sim_init_hosts(&s, 30, 300, 1, 8);
 	sim_comm(&s, W8, 8, NULL);
-	for (i = 0; i < 1200; i++) {
+	for (i = 0; i < 1200 && !s.nv; i++) {
 		for (r = 0; r < 8; r++)
 			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2)) +
 				  (r == i % 8 ? 15 * MS : 0);
-		proxy_round_of(&s, W8, op++, lat, false);
+		/* the sim gives every rank's step records: only while part 2 runs */
+		proxy_round_of(&s, W8, op++, lat,
+			       steps && c && c->sampling && c->slow->samp_part == 1);
 		round_comm(&s, W8, s.now[0] + MS, late, i < 150 ? 2 * MS : 6 * MS);
 		an_clock(s.an, s.host_id[0], s.now[0]);
 		c = c ? c : an_comm_get(s.an, W8, 0, false);
@@ -1906,9 +1910,25 @@ static void test_rise_part_sample(void)
 	}
 	CHECK(parts[0]);
 	CHECK(parts[1]);
-	CHECK(c && !c->sampling && c->slow && !c->slow->samp_in);
-	CHECK_INT(s.nv, 0);
+	CHECK_INT(s.nv, steps);
+	if (steps && s.nv) {
+		CHECK_INT(s.v[0].cls, AN_S2);
+		CHECK_STR(sim_culprits(&s.v[0]), "5");
+		CHECK(strstr(s.v[0].text, "the network part of its rounds") != NULL);
+	} else {
+		CHECK(c && !c->sampling && c->slow && !c->slow->samp_in);
+	}
 	sim_fini(&s);
+}
+
+static void test_rise_part_sample(void)
+{
+	rise_part_sample(false);
+}
+
+static void test_rise_part_link(void)
+{
+	rise_part_sample(true);
 }
 
 /*
@@ -2130,6 +2150,7 @@ int main(void)
 	test_sample_after_unsaid_incident();
 	test_part_sample_wide_comm();
 	test_rise_part_sample();
+	test_rise_part_link();
 	test_rise_zero_rounds();
 	test_comparable_echo();
 	test_end_shared_with_later_op();
