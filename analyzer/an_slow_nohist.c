@@ -1236,12 +1236,12 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	}
 	/*
 	 * No one rank: a block of them arriving last together, one of it.
-	 * By parts, only across them all (slow_parts_block): a whole comm's
-	 * sample looks for a slow link first, a part's send steps are not
-	 * compared, and a part's block may be a pipeline stage that waits in
-	 * its p2p ops for a slow link beyond the part (random job 118, rank
-	 * 5's link 6x slower: ranks 2 and 3, its stage's neighbours on the
-	 * other host, last in part 1 of 2, were named S1).
+	 * By parts, only across them all (slow_parts_block): a part compares
+	 * its own ranks' send steps only, so a slow link in another part is
+	 * not seen from it, and its block may be a pipeline stage that waits
+	 * in its p2p ops for that link (random job 118, rank 5's link 6x
+	 * slower: ranks 2 and 3, its stage's neighbours on the other host,
+	 * last in part 1 of 2, were named S1).
 	 */
 	if (!cls && ((!s->samp_in && (s->blk_n = slow_arrival_block(c, extra, &s->blk_lead))) ||
 		     (s->blk_n = slow_parts_block(c, extra, &s->blk_lead)))) {
