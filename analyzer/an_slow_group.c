@@ -88,12 +88,53 @@ static int pair_check(struct sl_comm_stat *st, size_t n)
 	return 0;
 }
 
+/* the second shortest of H's rounds: the fast mode of an op that is done twice a step */
+static double low_round(const struct sig_hist *h)
+{
+	double x[GROUP_HIST];
+	uint32_t i, j;
+
+	memcpy(x, h->tmax, sizeof(x));
+	for (i = 1; i < h->n; i++)
+		for (j = i; j > 0 && x[j - 1] > x[j]; j--) {
+			double t = x[j];
+
+			x[j] = x[j - 1];
+			x[j - 1] = t;
+		}
+	return x[1];
+}
+
+/*
+ * Groups ST (every comm's medians per signature) and LO (their second
+ * shortest rounds, in the same order) and keeps deviant in ST only where
+ * the comm's second shortest round is also GROUP_RATIO times its group's
+ * (of a group of two, GROUP_PAIR_RATIO) or more.  A comm that does one op twice a step, once behind the step's
+ * compute on its GPU stream and once not, has a median of 5 rounds that
+ * is the slow op's or the fast one's by where the scan falls (random job
+ * 45: two pipeline stages' DP comms, 11.2 against 3.0 ms, both alike); a
+ * slow link or GPU slows its fast rounds too.  Returns -1 on no memory.
+ */
+static int group_both(struct sl_comm_stat *st, struct sl_comm_stat *lo, size_t n)
+{
+	size_t i;
+
+	if (sl_group_check(st, n) < 0 || pair_check(st, n) < 0 ||
+	    sl_group_check(lo, n) < 0 || pair_check(lo, n) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		st[i].deviant = st[i].deviant &&
+				lo[i].median_ns >= (lo[i].group_size == 2 ? GROUP_PAIR_RATIO :
+						    GROUP_RATIO) * lo[i].group_median_ns;
+	return 0;
+}
+
 /* every comm's medians per signature, grouped; NULL on no memory or none */
 static struct sl_comm_stat *scan(struct an *an, size_t *n)
 {
-	struct sl_comm_stat *st = NULL;
+	struct sl_comm_stat *st = NULL, *lo = NULL;
 	double scratch[GROUP_HIST];
-	size_t cap = 0;
+	size_t cap = 0, lcap = 0, nlo = 0;
 	struct hkey key;
 	size_t it;
 	void *v;
@@ -106,16 +147,22 @@ static struct sl_comm_stat *scan(struct an *an, size_t *n)
 		for (i = 0; c->slow && i < GROUP_SIGS; i++) {
 			const struct sig_hist *h = &c->slow->gh[i];
 
-			if (h->n == GROUP_HIST &&
-			    !slow_stat_push(&st, n, &cap, c, h->sig,
-					    sl_median(h->tmax, h->n, scratch)))
+			if (h->n < GROUP_HIST)
+				continue;
+			if (!slow_stat_push(&st, n, &cap, c, h->sig,
+					    sl_median(h->tmax, h->n, scratch)) ||
+			    !slow_stat_push(&lo, &nlo, &lcap, c, h->sig, low_round(h))) {
+				free(st);
+				free(lo);
 				return NULL;
+			}
 		}
 	}
-	if (st && (sl_group_check(st, *n) < 0 || pair_check(st, *n) < 0)) {
+	if (st && group_both(st, lo, *n) < 0) {
 		free(st);
-		return NULL;
+		st = NULL;
 	}
+	free(lo);
 	return st;
 }
 

@@ -812,6 +812,56 @@ static void test_comparable_group_stall(void)
 }
 
 /*
+ * Two 2-rank comms that each do one op twice per iteration (one signature):
+ * the first waits for the iteration's compute on the GPU stream (BIG), the
+ * second does not (SMALL), but comm 1 does them in the other order, and
+ * comm 1's rounds are RATIO x comm 0's, its rank 1's send steps LINK long.
+ * Random job 45 (the DP comms of two pipeline stages): at every scan the
+ * last 5 rounds of comm 0 held 3 small ones and comm 1's 3 big ones, so
+ * their medians were 3.0 and 11.2 ms, comm 1 "deviant" for as long as
+ * the phase held (a frozen history while another comm was sampled kept
+ * it 2.5 s), and its sample named a slow link that was not there.  Alike
+ * (RATIO 1), nothing is sampled; 3x slower with a slow link, it is named.
+ */
+static void test_comparable_group_phase(double ratio, uint64_t link)
+{
+	const uint64_t zero[2] = { 0, 0 }, fast[2] = { MS, MS }, slow[2] = { MS, link };
+	const uint64_t big = 12 * MS, small = 3 * MS;
+	uint64_t op[2] = { 1, 1 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i, k;
+
+	tp_pairs_init(&s, 2);
+	for (i = 0; i < 120; i++) {
+		bool hooked = s.nsuspect_on > s.nsuspect_off;
+
+		for (k = 0; k < 2; k++) {
+			proxy_round_of(&s, TP0, op[0]++, fast, hooked);
+			round_comm(&s, TP0, s.now[0] + MS, zero, k ? small : big);
+			proxy_round_of(&s, TP0 + 1, op[1]++, slow, hooked);
+			round_comm(&s, TP0 + 1, s.now[0] + MS, zero,
+				   (uint64_t)(ratio * (double)(k ? big : small)));
+		}
+		an_clock(s.an, s.host_id[0], s.now[0]);
+	}
+	v = first_new(&s);
+	if (ratio < GROUP_TEST_PAIR_RATIO) {
+		CHECK(v == NULL);
+		CHECK_INT(s.nsuspect_on, 0);
+	} else {
+		CHECK(v != NULL);
+		if (v) {
+			CHECK_INT(v->cls, AN_S2);
+			CHECK(v->comm == TP0 + 1);
+			CHECK_STR(sim_culprits(v), "1");
+			CHECK_STR(sim_val_s(v, "detector"), "comparable group");
+		}
+	}
+	sim_fini(&s);
+}
+
+/*
  * One iteration of 4 TP comms (2 ranks, processes of their own), a round
  * each, ~0.3 ms of jitter.  Under NOISE, in every comm one rank (each in
  * turn) arrives 5-10 ms late: a noisy neighbour takes one CPU then another.
@@ -2172,6 +2222,8 @@ int main(void)
 	test_comparable_group_sample(2, 5);
 	test_comparable_group_sample(2, 1.8);
 	test_comparable_group_stall();
+	test_comparable_group_phase(1, MS);
+	test_comparable_group_phase(3, 6 * MS);
 	test_hostwide_noise(0, false);
 	test_hostwide_noise(7, false);
 	test_hostwide_noise(7, true);
