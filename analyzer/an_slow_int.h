@@ -169,6 +169,8 @@ struct an_slow {
 	uint32_t gh_next;	/* the slot a new signature replaces */
 	/* sampled arrivals: rounds whose every start the step hooks showed */
 	uint32_t samp_rounds;	/* rounds completed while sampled */
+	uint32_t samp_rounds_in;	/* ... with every arrival, or once every
+				 * sampled rank gave a step record */
 	/*
 	 * ... the iterations among them CCL-D could judge (no end shared with
 	 * another comm's op), and those with a round slow by the starts
@@ -489,6 +491,8 @@ uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap);
  * who arrived last, and whether it was still slow
  */
 void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t iter);
+/* every rank C's sample hooks gave a step record since it began */
+bool slow_sample_hooks_in(const struct an_comm *c);
 /*
  * C's sample saw MIN_ITERS iterations or more and no slow round in them
  * (CCL-D, judging them, would have ended the incident): the slowdown was

@@ -158,6 +158,8 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	double gap;
 
 	s->samp_rounds++;
+	if (rd->narr == (uint32_t)c->nranks || slow_sample_hooks_in(c))
+		s->samp_rounds_in++;
 	if (!rd->nshared) {
 		if (iter < 0 || iter != s->samp_iter) {
 			s->samp_iters++;

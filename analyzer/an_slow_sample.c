@@ -266,6 +266,17 @@ bool an_slow_rank_sampled(const struct an_comm *c, int32_t k)
 	return !c->slow || !c->slow->samp_in || c->slow->samp_in[k];
 }
 
+bool slow_sample_hooks_in(const struct an_comm *c)
+{
+	int32_t k;
+
+	for (k = 0; k < c->nranks; k++)
+		if (an_slow_rank_sampled(c, k) &&
+		    !((double)c->r[k].net_steps > c->slow->net0[3 * k + 2]))
+			return false;
+	return true;
+}
+
 /*
  * The comm whose op holds C's rank K's GPU, where C's sample may add it:
  * no incident or sample of its own, and not too many processes on a host
@@ -498,7 +509,7 @@ static void sample_reset(struct an *an, struct an_comm *c)
 	s->samp_defer = false;
 	s->defer_t0 = 0;
 	s->samp_shed0 = an->steps_shed;
-	s->arr_rounds = s->samp_rounds = 0;
+	s->arr_rounds = s->samp_rounds = s->samp_rounds_in = 0;
 	s->arr_t0 = s->arr_t1 = 0;
 	s->samp_iters = s->samp_slow_iters = 0;
 	s->samp_iter = -1;
@@ -612,30 +623,34 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
 
 /*
  * A verdict that rests on who arrives last (CCL-D's onset where the CPUs
- * run ahead, a comparable group's deviant) needs ARR_MIN_ROUNDS sampled
- * rounds with every arrival.  Where the comm's rounds come slower than
- * that many per SAMPLE_NS (a job slowed to a few steps a second), the
- * sample holds on until so many rounds ended, SAMPLE_MAX_NS at most, unless
- * its send steps already show a slow link (random job 297: a group sample
- * of a 4-rank comm ended after 2 rounds, none with every arrival: no
- * verdict).  Rounds that end and lack arrivals (a rank the hooks cannot
- * time) do not hold it, except in a part's sample: a later part's hooks
- * go in at the tracer's next tick and take a few hundred ms, and its
- * first rounds show only the last part's ranks, whose hooks are coming
- * off (random job 61: part 2 of a world comm of 8 ended after 12 rounds,
- * 2 with every hooked arrival).  A part's rounds count once every hooked
- * rank arrived in them.  A part's send steps decide nothing (end_sample):
- * a slow link there does not end it early (random job 160: part 2 of 4
- * ended with 2 such rounds, part 3 with 3, a rank's steps 2x the others').
+ * run ahead, a comparable group's deviant, a rise's sample with no slow
+ * link) needs ARR_MIN_ROUNDS sampled rounds with every arrival.  Where the
+ * comm's rounds come slower than that many per SAMPLE_NS (a job slowed to a
+ * few steps a second), the sample holds on until so many rounds ended,
+ * SAMPLE_MAX_NS at most, unless its send steps already show a slow link
+ * (random job 297: a group sample of a 4-rank comm ended after 2 rounds,
+ * none with every arrival: no verdict).  Rounds that end and lack arrivals
+ * (a rank the hooks cannot time) do not hold it once every rank's hooks
+ * gave a step record; before that the hooks were not in yet, and such
+ * rounds do not count (random job 46: no step record until 0.4 s into a
+ * rise's sample, which ended with 2 rounds seen and named nobody).  Nor do
+ * they in a part's sample: a later part's hooks go in at the tracer's next
+ * tick and take a few hundred ms, and its first rounds show only the last
+ * part's ranks, whose hooks are coming off (random job 61: part 2 of a
+ * world comm of 8 ended after 12 rounds, 2 with every hooked arrival).  A
+ * part's rounds count once every hooked rank arrived in them.  A part's
+ * send steps decide nothing (end_sample): a slow link there does not end it
+ * early (random job 160: part 2 of 4 ended with 2 such rounds, part 3 with
+ * 3, a rank's steps 2x the others').
  */
 static bool few_rounds(const struct an_comm *c, uint64_t now)
 {
 	const struct an_slow *s = c->slow;
-	uint32_t rounds = s->samp_in ? s->arr_rounds : s->samp_rounds;
+	uint32_t rounds = s->samp_in ? s->arr_rounds : s->samp_rounds_in;
 	double lat, lat_med;
 
-	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP)) || rounds >= ARR_MIN_ROUNDS ||
-	    now - s->samp_t0 >= SAMPLE_MAX_NS)
+	if (!(s->pend_ev & (PEND_ARRIVE | PEND_GROUP | PEND_RISE)) ||
+	    rounds >= ARR_MIN_ROUNDS || now - s->samp_t0 >= SAMPLE_MAX_NS)
 		return false;
 	return s->samp_in || slow_sampled_outlier(c, &lat, &lat_med) < 0;
 }

@@ -1845,6 +1845,65 @@ static void sample_slow_rounds(bool rounds)
 	sim_fini(&s);
 }
 
+/*
+ * Step hooks take a few hundred ms to go in (random job 46: none of the
+ * sampled comm's rounds had a step record until 0.4 s after its rise's
+ * sample began).  Rounds that end before any step record of the sample
+ * are not rounds the sample saw: 5 of them in its first 0.5 s, then the
+ * send steps, and it holds on until 4 rounds ended with its hooks in.
+ * Before, the 5 rounds counted, it ended on the steps' arrival, and the
+ * rise's sample judged 2 rounds with arrivals: no verdict.  KIND is the
+ * sample's: a CCL-D onset's or a rise's.
+ */
+static void sample_hooks_late(int kind)
+{
+	const uint64_t fast[4] = { MS, MS, MS, MS }, zero[4] = { 0, 0, 0, 0 };
+	struct sim s;
+	struct an_comm *c = learned_comm(&s, 5);
+
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
+		uint64_t t0;
+		int i;
+
+		sl->njudged = 64;
+		sl->exact_bits = 0;
+		rd.t_end = s.now[0];
+		if (kind == PEND_RISE)
+			slow_start_sample(s.an, c, &rd, -1, PEND_RISE);
+		else
+			slow_ccld_event(s.an, c, &rd, 110, SL_EV_ONSET);
+		CHECK(c->sampling);
+		t0 = sl->samp_t0;
+		for (i = 0; i < 5; i++) {
+			round_busy(&s, s.now[0] + MS, zero, 100 * MS);
+			an_clock(s.an, s.host_id[0], s.now[0]);
+		}
+		CHECK(s.now[0] - t0 >= SAMPLE_NS);
+		proxy_round(&s, 300, fast, true);
+		an_clock(s.an, s.host_id[0], s.now[0]);
+		CHECK(c->sampling);
+		for (i = 0; i < 4; i++) {
+			CHECK(c->sampling);
+			round_busy(&s, s.now[0] + MS, zero, 100 * MS);
+			an_clock(s.an, s.host_id[0], s.now[0]);
+		}
+		CHECK(!c->sampling);
+	}
+	sim_fini(&s);
+}
+
+static void test_sample_hooks_late_onset(void)
+{
+	sample_hooks_late(PEND_ARRIVE);
+}
+
+static void test_sample_hooks_late_rise(void)
+{
+	sample_hooks_late(PEND_RISE);
+}
+
 static void test_sample_holds_for_rounds(void)
 {
 	sample_slow_rounds(true);
@@ -2201,6 +2260,8 @@ int main(void)
 	test_part_sample_wide_comm();
 	test_rise_part_sample();
 	test_rise_part_link();
+	test_sample_hooks_late_onset();
+	test_sample_hooks_late_rise();
 	test_rise_zero_rounds();
 	test_comparable_echo();
 	test_end_shared_with_later_op();
