@@ -258,6 +258,7 @@ struct an_slow {
 	/* a survey of its arrivals (an_slow_survey.c): done, and what it found */
 	int64_t first_seq;	/* the first round reported: > 0 where ccld came late */
 	bool surveyed;
+	uint32_t survey_need;	/* rounds with every arrival it waits for */
 	bool survey_open;	/* its incident is open ... */
 	enum an_class survey_cls;	/* ... of this class (S1, S2) ... */
 	int32_t survey_rank;	/* ... naming this rank ... */
@@ -684,7 +685,7 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
  */
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd);
 /* a survey's sample has too few rounds yet (NOW: its clock) */
-bool slow_survey_short(const struct an_comm *c, uint64_t now);
+bool slow_survey_short(const struct an_slow *s, uint64_t now);
 /*
  * the rank of C whose link a survey's sample shows slow (-1 none): twice the
  * others' time per send step, costing a quarter of IV (ns between rounds)
@@ -699,11 +700,8 @@ double slow_sample_interval(const struct an_slow *s);
  * would not do it, by a quarter of IV (ns between rounds) and 1 ms at least
  */
 bool slow_survey_names(const struct an_comm *c, int32_t rank, double lead, double iv);
-/*
- * a survey's sample ended: a verdict, a recovery, or nothing; true where
- * it was a part's and the next part is due
- */
-bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/* a survey's sample ended: a verdict, a recovery, or nothing */
+void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */
 bool slow_runahead(const struct an_slow *s);
 

@@ -699,7 +699,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 		want += an_slow_rank_sampled(c, k);
 	}
 	if ((ready < want && now - s->samp_t0 < SAMPLE_MAX_NS) ||
-	    slow_survey_short(c, now) || few_rounds(c, now))
+	    slow_survey_short(s, now) || few_rounds(c, now))
 		return;
 	s->have_srate = timed >= 2;
 	s->samp_shed = an->steps_shed - s->samp_shed0;
@@ -711,7 +711,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	s->pend.t_end = now;
 	s->pend.host = s->samp_host;
 	if (s->pend_ev & PEND_SURVEY) {
-		next_part = slow_survey_sampled(an, c, now);
+		slow_survey_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_RISE) {
 		next_part = slow_rise_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_GROUP) {

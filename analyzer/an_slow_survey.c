@@ -36,26 +36,18 @@ static bool came_late(const struct an_comm *c)
 	return c->slow->first_seq >= SURVEY_FIRST_SEQ;
 }
 
-/*
- * sampled rounds with every arrival a survey needs: as many as make one of
- * the ranks it compares (its part's, in a part sample) last so often by
- * chance unlikely
- */
-static uint32_t survey_rounds(const struct an_comm *c)
+/* sampled rounds with every arrival a survey needs */
+static uint32_t survey_rounds(int32_t nranks)
 {
-	uint32_t n, ranks = 0;
-	int32_t k;
+	uint32_t n = sl_chance_rounds((uint32_t)nranks, SURVEY_LAST, SURVEY_CHANCE,
+				      SURVEY_MAX_ROUNDS);
 
-	for (k = 0; k < c->nranks; k++)
-		ranks += an_slow_rank_sampled(c, k);
-	n = sl_chance_rounds(ranks, SURVEY_LAST, SURVEY_CHANCE, SURVEY_MAX_ROUNDS);
 	return n < SURVEY_ROUNDS ? SURVEY_ROUNDS : n;
 }
 
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
-	bool part;
 
 	if (s->surveyed && !s->survey_open && !s->survey_p2p)
 		return;		/* once per comm: the common case, first */
@@ -80,14 +72,7 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	} else if (slow_covered(c)) {
 		return;
 	}
-	/*
-	 * More of its processes on a host than may be hooked at once (a
-	 * world comm of 8 on a node): a part at a time, as an onset's sample
-	 * (random job 55: attached 1.9 s after rank 5 began computing 3.1x
-	 * slower, the world comm the only one judged, never surveyed)
-	 */
-	part = !slow_can_sample(an, c, rd->t_end);
-	if (part && !slow_start_part_sample(an, c, rd, -1, PEND_SURVEY))
+	if (!slow_can_sample(an, c, rd->t_end))
 		return;		/* hooks busy: a later round */
 	if (an->debug && s->survey_p2p)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": surveyed again"
@@ -95,20 +80,17 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 			s->survey_p2p - 1);
 	s->surveyed = true;
 	s->survey_next = rd->t_end + SURVEY_EVERY_NS;
+	s->survey_need = survey_rounds(c->nranks);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": %s (its rounds'"
-			" starts are unknown)%s\n", c->hash,
-			rd->seq, s->survey_open ? "surveyed again" : "survey",
-			part ? ", a part at a time" : "");
-	if (!part)
-		slow_start_sample(an, c, rd, -1, PEND_SURVEY);
+			" starts are unknown)\n", c->hash,
+			rd->seq, s->survey_open ? "surveyed again" : "survey");
+	slow_start_sample(an, c, rd, -1, PEND_SURVEY);
 }
 
-bool slow_survey_short(const struct an_comm *c, uint64_t now)
+bool slow_survey_short(const struct an_slow *s, uint64_t now)
 {
-	const struct an_slow *s = c->slow;
-
-	return (s->pend_ev & PEND_SURVEY) && s->arr_rounds < survey_rounds(c) &&
+	return (s->pend_ev & PEND_SURVEY) && s->arr_rounds < s->survey_need &&
 	       now - s->samp_t0 < SAMPLE_MAX_NS;
 }
 
@@ -141,12 +123,12 @@ bool slow_survey_names(const struct an_comm *c, int32_t rank, double lead, doubl
 {
 	const struct an_slow *s = c->slow;
 
-	return rank >= 0 && s->arr_rounds >= survey_rounds(c) &&
+	return rank >= 0 && s->arr_rounds >= survey_rounds(c->nranks) &&
 	       s->arr_last[rank] >= SURVEY_LAST * s->arr_rounds &&
 	       lead >= SURVEY_LEAD * iv && lead >= SURVEY_LEAD_MIN_NS;
 }
 
-bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
+void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
 	double iv = slow_sample_interval(s), share, lead;
@@ -154,16 +136,8 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	const struct an_comm *root;
 	struct an_verdict *v;
 	uint64_t held;
-	uint32_t need = survey_rounds(c);
 	int32_t rank = slow_arrival_culprit(c, &share, &lead, &held);
-	/*
-	 * A part's few ranks' send steps against each other say little of
-	 * the comm's links (an_slow_sample.c): its arrivals only; the next
-	 * part is sampled where this one names nobody
-	 */
-	bool more = s->samp_in && s->samp_part + 1 < s->samp_nparts;
-	int32_t link = !s->samp_in && s->arr_rounds >= need ?
-		       slow_survey_link(c, iv, &lat, &lat_med) : -1;
+	int32_t link = s->arr_rounds >= s->survey_need ? slow_survey_link(c, iv, &lat, &lat_med) : -1;
 	/*
 	 * Not a rank that shares its GPU with another of the comm: the GPU
 	 * runs their kernels in turns, so one of them reaches each op last
@@ -181,7 +155,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			" arrival (%u wanted), likeliest straggler %d (last in %u, %.0f%% of"
 			" the wait, %.2f ms ahead, a round every %.2f ms%s%s): %s; slow link:"
 			" %d\n", c->hash,
-			s->arr_rounds, need, rank, rank >= 0 ? s->arr_last[rank] : 0,
+			s->arr_rounds, s->survey_need, rank, rank >= 0 ? s->arr_last[rank] : 0,
 			100 * share, lead / 1e6, iv / 1e6,
 			held ? ", its GPU late from another comm's op" : "",
 			shared ? ", its GPU shared with another rank of the comm" : "",
@@ -194,7 +168,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	s->survey_p2p = 0;
 
 	/* every GPU reaches the op about together: a pipeline stage behind its neighbours? */
-	if (link < 0 && (!named || held) && !more && s->arr_rounds >= need && iv > 0) {
+	if (link < 0 && (!named || held) && s->arr_rounds >= s->survey_need && iv > 0) {
 		double thr = fmax(SURVEY_LEAD * iv, SURVEY_LEAD_MIN_NS);
 
 		p2p = slow_p2p_straggler(an, c, 2 * thr, &f);
@@ -210,9 +184,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		    slow_net_end(an, c, link) == s->survey_rank ||
 		    (named && !held && slow_tcp_echo(an, c, AN_S1) == s->survey_rank) :
 		    (named && !held ? rank : p2p) == s->survey_rank)
-			return false;	/* still slow: the incident stays open */
-		if (more && !s->samp_in[s->survey_rank])
-			return true;	/* its straggler is in another part */
+			return;		/* still slow: the incident stays open */
 		s->survey_open = false;
 		v = slow_nohist_frame(an, c, &s->pend, now, s->survey_cls, s->survey_rank, true,
 				      0, &root);
@@ -225,7 +197,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		slow_send_verdict(an, v);
 		/* its baseline was learned on the slow job */
 		slow_det_relearn(an, c);
-		return false;
+		return;
 	}
 	/*
 	 * Its GPU came late from another comm's op (a pipeline stage's
@@ -240,7 +212,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */
 	} else if (p2p < 0 || (asked >= 0 && p2p != asked)) {
-		return more;
+		return;
 	} else if (asked < 0) {
 		/*
 		 * Late CPU entries in one window are also a burst of load, or
@@ -254,7 +226,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		s->survey_p2p = p2p + 1;
 		s->survey_next = now + SURVEY_AGAIN_NS;
 		s->survey_onset = s->samp_t0;
-		return false;
+		return;
 	} else {
 		rank = p2p;
 	}
@@ -274,9 +246,6 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		" and a baseline learned on the job as it is shows no slowdown that"
 		" began before", c->hash, cls == AN_S2 ? "slow link" : "straggler",
 		s->arr_rounds, iv / 1e6);
-	if (s->samp_in)
-		an_text(v, " (its processes hooked %u at a time per host, this part %u"
-			" of %u)", SAMPLE_MAX_LOCAL, s->samp_part + 1, s->samp_nparts);
 	s->arr_held_by = 0;
 	if (p2p >= 0) {
 		slow_p2p_evidence(v, rank, &f);
@@ -293,5 +262,4 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	an_val_f(v, "interval_ms", iv / 1e6);
 	an_val_i(v, "nranks", c->nranks);
 	slow_send_verdict(an, v);
-	return false;
 }

@@ -511,7 +511,7 @@ static struct an_comm *survey_world(struct job *j, struct survey *sv)
 	sv->s.arr_gmax = sv->gmax;
 	sv->s.arr_held = sv->held;
 	sv->s.arr_holder = sv->holder;
-	sv->s.arr_rounds = 40;
+	sv->s.arr_rounds = sv->s.survey_need = 40;
 	sv->s.arr_t1 = j->t;
 	sv->s.arr_t0 = j->t - 39 * 40 * MS;
 	sv->s.samp_t0 = sv->s.arr_t0;
@@ -663,56 +663,6 @@ static void survey_gpu(bool shared)
 	job_fini(&j);
 }
 
-/*
- * A world comm of 8 processes on one host is surveyed a part at a time (4
- * processes hooked at once; random job 55, attached after global 5 began
- * computing 3.1x slower: never surveyed, silent).  Part 1 (globals 0-3):
- * global 1 last in 10 of 40 rounds by jitter, nobody named, the next part
- * is due.  Part 2 (globals 4-7): global 5 last in 36 of 40, 12 ms behind:
- * S1 naming it, its verdict saying it came from a part.
- */
-static void test_survey_parts(void)
-{
-	bool in[8];
-	struct survey sv;
-	struct an_comm *w;
-	struct job j;
-	int g;
-
-	job_init(&j);
-	w = survey_world(&j, &sv);
-	if (w) {
-		sv.s.samp_in = in;
-		sv.s.samp_nparts = 2;
-		sv.s.samp_part = 0;
-		for (g = 0; g < 8; g++) {
-			in[g] = g < 4;
-			sv.last[g] = g == 1 ? 10 : g < 4 ? 10 : 0;
-			sv.gap[g] = g < 4 ? 10 * 0.2 * MS : 0;
-			sv.gmax[g] = g < 4 ? 0.3 * MS : 0;
-		}
-		CHECK(slow_survey_sampled(j.s.an, w, j.t));
-		CHECK_INT(j.s.nv, 0);
-		CHECK(!sv.s.survey_open);
-		sv.s.samp_part = 1;
-		for (g = 0; g < 8; g++)
-			in[g] = g >= 4;
-		survey_rank5_last(&sv);
-		CHECK(!slow_survey_sampled(j.s.an, w, j.t));
-		CHECK_INT(j.s.nv, 1);
-		if (j.s.nv) {
-			CHECK_INT(j.s.v[0].cls, AN_S1);
-			CHECK_INT(j.s.v[0].ncul, 1);
-			CHECK_INT(j.s.v[0].cul[0].rank, 5);
-			CHECK(strstr(j.s.v[0].text, "this part 2 of 2") != NULL);
-		}
-		CHECK(sv.s.survey_open);
-		sv.s.samp_in = NULL;
-		w->slow = NULL;
-	}
-	job_fini(&j);
-}
-
 static void test_survey_gpu_own(void)
 {
 	survey_gpu(false);
@@ -795,7 +745,6 @@ int main(void)
 	test_survey_p2p_asked_again();
 	test_survey_p2p_burst();
 	test_survey_gpu_own();
-	test_survey_parts();
 	test_survey_tcp_echo();
 	test_survey_tcp_few();
 	test_survey_gpu_shared();
