@@ -491,7 +491,10 @@ uint64_t slow_late_from(const struct slow_round *rd, int32_t last, double gap);
  * who arrived last, and whether it was still slow
  */
 void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t iter);
-/* every rank C's sample hooks gave a step record since it began */
+/*
+ * C's sample's hooks are in: one of its ranks gave a step record since it
+ * began (they go in together; a rank with no network peer never gives one)
+ */
 bool slow_sample_hooks_in(const struct an_comm *c);
 /*
  * C's sample saw MIN_ITERS iterations or more and no slow round in them

@@ -272,9 +272,9 @@ bool slow_sample_hooks_in(const struct an_comm *c)
 
 	for (k = 0; k < c->nranks; k++)
 		if (an_slow_rank_sampled(c, k) &&
-		    !((double)c->r[k].net_steps > c->slow->net0[3 * k + 2]))
-			return false;
-	return true;
+		    (double)c->r[k].net_steps > c->slow->net0[3 * k + 2])
+			return true;
+	return false;
 }
 
 /*
@@ -630,9 +630,9 @@ void slow_sample_reanchor(struct an *an, struct an_comm *c, const struct slow_ro
  * SAMPLE_MAX_NS at most, unless its send steps already show a slow link
  * (random job 297: a group sample of a 4-rank comm ended after 2 rounds,
  * none with every arrival: no verdict).  Rounds that end and lack arrivals
- * (a rank the hooks cannot time) do not hold it once every rank's hooks
- * gave a step record; before that the hooks were not in yet, and such
- * rounds do not count (random job 46: no step record until 0.4 s into a
+ * (a rank the hooks cannot time) do not hold it once a rank's hooks gave a
+ * step record; before that the hooks were not in yet, and such rounds do
+ * not count (random job 46: no step record until 0.4 s into a
  * rise's sample, which ended with 2 rounds seen and named nobody).  Nor do
  * they in a part's sample: a later part's hooks go in at the tracer's next
  * tick and take a few hundred ms, and its first rounds show only the last
