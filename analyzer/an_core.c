@@ -71,6 +71,7 @@ void an_comm_free(struct an *an, struct an_comm *c)
 		free(c->r[r].subs);
 		free(c->r[r].sent);
 	}
+	n += an_slow_bytes(c->slow);
 	an->stats.mem_bytes -= n < an->stats.mem_bytes ? n : an->stats.mem_bytes;
 	free(c->r);
 	free(c->host_last);
@@ -124,6 +125,14 @@ static bool mem_ok(struct an *an, size_t n)
 			" would grow it are refused from now on\n", an->stats.mem_bytes >> 20,
 			an->cfg.mem_max >> 20, n >> 20);
 	return false;
+}
+
+bool an_mem_take(struct an *an, size_t n)
+{
+	if (!mem_ok(an, n))
+		return false;
+	an->stats.mem_bytes += n;
+	return true;
 }
 
 /* Grows an array to NEED elements (doubling); counts memory. NULL: ENOMEM or over budget. */

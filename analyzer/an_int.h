@@ -502,6 +502,11 @@ struct an_proc *an_proc_add(struct an *an, uint32_t host, uint32_t pid);
 uint32_t an_rank_host(const struct an *an, const struct an_rank *r);
 void *an_grow(struct an *an, void *p, uint32_t *cap, uint32_t need,
 	      size_t elem);
+/*
+ * Counts N more bytes of state against --mem-max; false (counted as a
+ * refusal, said once on stderr) where they would exceed it
+ */
+bool an_mem_take(struct an *an, size_t n);
 
 /* an_slow.c: a rank's duration of round SG (entry to GPU completion) */
 struct an_slow;
@@ -509,6 +514,8 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 		      const struct an_sig *sg, uint64_t t_done, bool end_exact,
 		      uint32_t host);
 void an_slow_free(struct an_slow *s);
+/* the bytes S holds, counted against --mem-max (0 for NULL) */
+size_t an_slow_bytes(const struct an_slow *s);
 /* the host's clock: ends step samples (an_slow_sample.c) */
 void an_slow_clock(struct an *an, uint32_t host, uint64_t now_ns);
 /* the comparable-group scan, each GROUP_SCAN_NS (an_slow_group.c) */

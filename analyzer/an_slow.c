@@ -32,6 +32,11 @@ static uint64_t sig_hash(const struct an_sig *s)
 	return (h ^ (uint64_t)(uint32_t)s->root) * 1099511628211ull;
 }
 
+size_t an_slow_bytes(const struct an_slow *s)
+{
+	return s ? s->bytes : 0;
+}
+
 void an_slow_free(struct an_slow *s)
 {
 	int i;
@@ -90,7 +95,28 @@ void slow_det_relearn(struct an *an, struct an_comm *c)
 			c->hash);
 }
 
-static struct an_slow *slow_new(const struct an *an, int32_t nranks)
+/* the bytes S, of NRANKS ranks, holds (slow_new's allocations) */
+static size_t slow_bytes(const struct an_slow *s, int32_t nranks)
+{
+	size_t per_rank = sizeof(*s->holder) + sizeof(*s->pend_hcomm) + sizeof(*s->pend_hseq) +
+			  sizeof(*s->dur_hooked) + 3 * sizeof(*s->net0) + sizeof(*s->srate) +
+			  sizeof(*s->wait) + sizeof(*s->slat) + sizeof(*s->styp) +
+			  sizeof(*s->rq) +
+			  AN_HIST * (sizeof(*s->r[0].dur) + sizeof(*s->r[0].dur_bound) +
+				     sizeof(*s->r[0].rate) + sizeof(*s->r[0].after_hold) +
+				     sizeof(*s->r[0].hold) + sizeof(*s->r[0].synced));
+
+	return sizeof(*s) + (size_t)nranks * per_rank + sl_det_bytes(s->det) +
+	       sl_iter_bytes(s->iter) + sl_bocd_bytes(s->bocd) + slow_nohist_bytes(s, nranks);
+}
+
+/*
+ * A comm's slow-detection state, counted against --mem-max (a few tens of
+ * KB a comm, most of it the iteration period's 1024 signatures: thousands
+ * of comms made hundreds of MB the budget did not see); NULL on no memory
+ * or over the budget, and the comm is then judged for hangs only
+ */
+static struct an_slow *slow_new(struct an *an, int32_t nranks)
 {
 	struct an_slow *s = calloc(1, sizeof(*s));
 	int i, k;
@@ -141,7 +167,8 @@ static struct an_slow *slow_new(const struct an *an, int32_t nranks)
 	}
 	if (!s->det || !s->iter || !s->bocd || !s->holder || !s->pend_hcomm || !s->pend_hseq ||
 	    !s->dur_hooked || !s->net0 ||
-	    !s->srate || !s->wait || !s->slat || !s->styp || !s->rq || i < AN_HIST || !slow_nohist_new(s, an, nranks)) {
+	    !s->srate || !s->wait || !s->slat || !s->styp || !s->rq || i < AN_HIST ||
+	    !slow_nohist_new(s, an, nranks) || !an_mem_take(an, s->bytes = slow_bytes(s, nranks))) {
 		an_slow_free(s);
 		return NULL;
 	}
@@ -521,7 +548,7 @@ static int proc_waits_for_gpu(struct an *an, const struct an_rank *r,
 	return idle * 10 >= n;
 }
 
-struct an_slow *slow_state(const struct an *an, struct an_comm *c)
+struct an_slow *slow_state(struct an *an, struct an_comm *c)
 {
 	if (!c->slow)
 		c->slow = slow_new(an, c->nranks);

@@ -102,6 +102,7 @@ struct slow_p2p_found {
 #define SIG_TMINS	4	/* an_slow.last_tmin: op signatures kept */
 
 struct an_slow {
+	size_t bytes;		/* all it holds: its share of --mem-max */
 	struct sl_det *det;
 	struct sl_iter *iter;
 	struct sl_bocd *bocd;	/* change points of the iteration time */
@@ -462,6 +463,8 @@ void slow_deferred_sample(struct an *an, struct an_comm *c, uint64_t now);
 
 /* an_slow_nohist.c */
 bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks);
+/* the bytes slow_nohist_new allocated for S, of NRANKS ranks */
+size_t slow_nohist_bytes(const struct an_slow *s, int32_t nranks);
 /* a slow verdict or recovery out (counted; a recovery ends those it opened) */
 void slow_send_verdict(struct an *an, struct an_verdict *v);
 void slow_nohist_free(struct an_slow *s);
@@ -587,7 +590,7 @@ int32_t slow_p2p_straggler(const struct an *an, const struct an_comm *c, double 
 /* what F shows of RANK (its rank in the verdict's comm), as text and values */
 void slow_p2p_evidence(struct an_verdict *v, int32_t rank, const struct slow_p2p_found *f);
 /* C's slow state, made where it has none yet (a comm of p2p ops only) */
-struct an_slow *slow_state(const struct an *an, struct an_comm *c);
+struct an_slow *slow_state(struct an *an, struct an_comm *c);
 /* a judged round: the peer comparison and the network part */
 void slow_nohist_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned);

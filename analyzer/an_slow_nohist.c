@@ -70,6 +70,18 @@ bool slow_nohist_new(struct an_slow *s, const struct an *an, int32_t nranks)
 	       s->part_wait && s->part_waitn && s->part_blk;
 }
 
+size_t slow_nohist_bytes(const struct an_slow *s, int32_t nranks)
+{
+	return sl_peer_bytes(s->peer) + sl_rise_bytes(s->rise) +
+	       (size_t)nranks * (sizeof(*s->arr_last) + sizeof(*s->arr_gap) +
+				 sizeof(*s->arr_gmax) + sizeof(*s->arr_held) +
+				 sizeof(*s->arr_holder) + sizeof(*s->arr_blk) +
+				 sizeof(*s->arr_blk_gap) + sizeof(*s->arr_blk_holder) +
+				 sizeof(*s->blk_sort) + sizeof(*s->part_wait) +
+				 sizeof(*s->part_waitn) + sizeof(*s->part_blk) +
+				 PEER_UNDECIDED * sizeof(double));
+}
+
 void slow_nohist_free(struct an_slow *s)
 {
 	int i;

@@ -139,6 +139,8 @@ struct sl_det;
  * c NULL: defaults.  Memory: O(nranks + base_rounds), fixed. */
 struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks);
 void sl_det_free(struct sl_det *d);
+/* The bytes sl_det_new allocated for D (0 for NULL): its share of --mem-max. */
+size_t sl_det_bytes(const struct sl_det *d);
 /* Feed one round, in end-time order; O(nranks).  A round whose durations are
  * all NaN is ignored (0).  Returns SL_EV_* bits. */
 int sl_det_round(struct sl_det *d, const struct sl_round *rd);
@@ -178,6 +180,8 @@ struct sl_iter;
  * max_n signatures, 32 <= max_n <= SL_PERIOD_MAX_N), then follows the phase
  * op by op.  NULL on bad max_n or no memory. */
 struct sl_iter *sl_iter_new(size_t max_n);
+/* The bytes sl_iter_new allocated (0 for NULL). */
+size_t sl_iter_bytes(const struct sl_iter *it);
 void sl_iter_free(struct sl_iter *it);
 /* Feed the next op (call order) and its time.  Returns its iteration index,
  * -1 while the period is unknown (learning, or relearning after the pattern
@@ -213,6 +217,8 @@ struct sl_bocd;
 
 /* NULL on bad config or no memory; c NULL: defaults.  Memory O(max_run). */
 struct sl_bocd *sl_bocd_new(const struct sl_bocd_config *c);
+/* The bytes sl_bocd_new allocated (0 for NULL). */
+size_t sl_bocd_bytes(const struct sl_bocd *b);
 void sl_bocd_free(struct sl_bocd *b);
 /* Push the next value (non-finite values are ignored); O(max_run).  True
  * when a verified change point is reported in *cp. */
@@ -295,6 +301,8 @@ struct sl_peer;
 /* NULL on bad arguments (nranks < 2, share <= 0.5, min_rounds 0) or no memory;
  * c NULL: defaults.  Memory O(nranks + 64). */
 struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks);
+/* The bytes sl_peer_new allocated (0 for NULL). */
+size_t sl_peer_bytes(const struct sl_peer *p);
 /*
  * The fewest rounds in which one of NRANKS ranks, each last with chance
  * 1/NRANKS, is last in SHARE of them at most CHANCE of the time; MAX where
@@ -349,6 +357,8 @@ struct sl_rise;
 
 /* NULL on bad config or no memory; c NULL: defaults.  Memory O(base_rounds). */
 struct sl_rise *sl_rise_new(const struct sl_rise_config *c);
+/* The bytes sl_rise_new allocated (0 for NULL). */
+size_t sl_rise_bytes(const struct sl_rise *r);
 void sl_rise_free(struct sl_rise *r);
 /* One round's network part (non-finite: ignored), its end and iteration.
  * Returns SL_RISE_* bits; *res (may be NULL) gets the state. */

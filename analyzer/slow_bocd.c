@@ -16,6 +16,7 @@
 
 struct sl_bocd {
 	struct sl_bocd_config c;
+	size_t bytes;		/* what sl_bocd_new allocated */
 	double log_h, log_1h;	/* log H, log (1 - H) */
 	/* index r = run length (samples in the run incl. the last), 1..max_run;
 	 * index 0 is unused.  Posterior of the run's mean/precision: mu, beta
@@ -76,6 +77,8 @@ struct sl_bocd *sl_bocd_new(const struct sl_bocd_config *c)
 		sl_bocd_free(b);
 		return NULL;
 	}
+	b->bytes = sizeof(*b) + 5 * (size_t)n * sizeof(double) +
+		   2 * (size_t)b->c.max_run * sizeof(double);
 	b->log_h = log(1 / b->c.hazard_len);
 	b->log_1h = log1p(-1 / b->c.hazard_len);
 	/* predicting the next sample from a run of r uses alpha_r = alpha0 + r/2;
@@ -239,4 +242,9 @@ bool sl_bocd_push(struct sl_bocd *b, double x, struct sl_cp *cp)
 	if (b->pending && b->t - b->cand >= b->c.min_after)
 		return verify(b, cp);
 	return false;
+}
+
+size_t sl_bocd_bytes(const struct sl_bocd *b)
+{
+	return b ? b->bytes : 0;
 }

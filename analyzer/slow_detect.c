@@ -36,6 +36,7 @@ struct sig_base {
 struct sl_det {
 	struct sl_config c;
 	uint32_t n;
+	size_t bytes;		/* what sl_det_new allocated */
 	struct sl_base base;
 	/* baseline learning: Welford over the rounds' maxima, and the maxima
 	 * with their op signatures to find hiccups at the end */
@@ -137,6 +138,10 @@ struct sl_det *sl_det_new(const struct sl_config *c, uint32_t nranks)
 		sl_det_free(d);
 		return NULL;
 	}
+	d->bytes = sizeof(*d) + nranks * (sizeof(*d->rsum) + sizeof(*d->lspread) +
+					  sizeof(*d->rcnt) + sizeof(*d->rmean) +
+					  sizeof(*d->scratch)) +
+		   c->base_rounds * sizeof(*d->br);
 	for (i = 0; i < nranks; i++)
 		d->rmean[i] = NAN;
 	d->base.learned_ns = d->base.cv = d->base.tbase_ns = NAN;
@@ -768,4 +773,9 @@ int sl_det_round(struct sl_det *d, const struct sl_round *rd)
 		ev |= SL_EV_BASELINE;
 	}
 	return ev;
+}
+
+size_t sl_det_bytes(const struct sl_det *d)
+{
+	return d ? d->bytes : 0;
 }

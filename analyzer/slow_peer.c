@@ -254,6 +254,7 @@ void sl_rise_default(struct sl_rise_config *c)
 
 struct sl_rise {
 	struct sl_rise_config cfg;
+	size_t bytes;		/* what sl_rise_new allocated */
 	uint64_t n;		/* rounds pushed */
 	double level;		/* NaN until the first block */
 	double level_sd;	/* the robust sd of the rounds of that block */
@@ -296,6 +297,9 @@ struct sl_rise *sl_rise_new(const struct sl_rise_config *c)
 		return NULL;
 	}
 	r->level = NAN;
+	r->bytes = sizeof(*r) + c->base_rounds * sizeof(*r->block) +
+		   c->recent * (sizeof(*r->x) + sizeof(*r->t) + sizeof(*r->it)) +
+		   ns * sizeof(*r->scratch);
 	return r;
 }
 
@@ -416,4 +420,14 @@ out:
 	if (res)
 		*res = r->res;
 	return ev;
+}
+
+size_t sl_peer_bytes(const struct sl_peer *p)
+{
+	return p ? sizeof(*p) : 0;
+}
+
+size_t sl_rise_bytes(const struct sl_rise *r)
+{
+	return r ? r->bytes : 0;
 }

@@ -49,6 +49,7 @@ size_t sl_period(const uint64_t *sig, size_t n, double *score)
 
 struct sl_iter {
 	size_t cap;		/* max_n */
+	size_t bytes;		/* what sl_iter_new allocated */
 	size_t n;		/* signatures buffered while learning */
 	size_t next_try;	/* learn when n reaches this */
 	uint64_t *sig;		/* [cap] learning buffer */
@@ -81,6 +82,8 @@ struct sl_iter *sl_iter_new(size_t max_n)
 		return NULL;
 	}
 	it->iter = -1;
+	it->bytes = sizeof(*it) + max_n * (sizeof(*it->sig) + sizeof(*it->t)) +
+		    max_n / 2 * sizeof(*it->tmpl);
 	return it;
 }
 
@@ -169,4 +172,9 @@ int64_t sl_iter_push(struct sl_iter *it, uint64_t sig, uint64_t t_ns, uint64_t *
 	}
 	it->phase = (it->phase + 1) % p;
 	return it->iter;
+}
+
+size_t sl_iter_bytes(const struct sl_iter *it)
+{
+	return it ? it->bytes : 0;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "test_an_helpers.h"
 #include "an_int.h"
+#include "an_slow_int.h"
 
 #define N 16384
 #define C 0xfeedull
@@ -76,6 +77,66 @@ static void test_mem_max(void)
 	sim_fini(&s);
 }
 
+/* a round of comm HASH's 4 ranks (pids PID0..PID0+3): enter, return, complete */
+static void small_round(struct an *an, uint64_t hash, uint32_t pid0, int64_t seq)
+{
+	struct an_op op = {
+		.k = { .host = 0, .comm = hash, .nranks = 4 },
+		.fn = CCLD_FN_ALLREDUCE, .seq = seq, .count = 1024,
+		.dtype = 7, .redop = 0, .root = -1, .peer = -1,
+	};
+	int r;
+
+	for (r = 0; r < 4; r++) {
+		op.k.rank = r;
+		op.k.pid = pid0 + (uint32_t)r;
+		op.tid = op.k.pid;
+		op.t_ns = now;
+		an_op_enter(an, &op);
+		an_op_return(an, &op, 0, now + 1000);
+		an_op_complete(an, &op, now + 500000);
+	}
+	now += 1000000;
+}
+
+/*
+ * A comm's slow-detection state (the rounds, CCL-D's baseline, the
+ * iteration period's 1024 signatures: tens of KB) is counted against
+ * --mem-max: it was not, so thousands of comms held hundreds of MB the
+ * budget did not see.  Where the budget has no room for it, the comm has
+ * none (judged for hangs only), and the refusal is counted.
+ */
+static void test_mem_slow_state(void)
+{
+	const struct an_comm *c;
+	struct sim s;
+	size_t before;
+	int64_t seq;
+
+	sim_init(&s, 5, 300);
+	now = s.now[0];
+	before = an_stats(s.an)->mem_bytes;
+	for (seq = 0; seq < 4; seq++)
+		small_round(s.an, 0x51ull, 2000, seq);
+	c = an_comm_get(s.an, 0x51ull, 0, false);
+	CHECK(c && c->slow);
+	if (c && c->slow) {
+		printf("slow-detection state of a 4-rank comm: %zu bytes\n", c->slow->bytes);
+		CHECK(c->slow->bytes >= 16384);
+		CHECK(an_stats(s.an)->mem_bytes >= before + c->slow->bytes);
+	}
+	/* room for a comm, not for its slow state */
+	s.an->cfg.mem_max = an_stats(s.an)->mem_bytes + 8192;
+	for (seq = 0; seq < 4; seq++)
+		small_round(s.an, 0x52ull, 2000, seq);
+	c = an_comm_get(s.an, 0x52ull, 0, false);
+	CHECK(c != NULL);
+	CHECK(c && !c->slow);
+	CHECK(an_stats(s.an)->mem_refused >= 1);
+	CHECK(an_stats(s.an)->mem_bytes <= s.an->cfg.mem_max);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	struct sim s;
@@ -122,5 +183,6 @@ int main(void)
 	CHECK(worst < 1000);
 	sim_fini(&s);
 	test_mem_max();
+	test_mem_slow_state();
 	return check_finish("test_an_scale");
 }
