@@ -22,8 +22,11 @@
 #       that never entered them were named
 #       (fix for 5, 30, 19: the counts of a comm's ops before a round of
 #       the world, an_locate_spmd.c)
-#   27  H2 redop attached mid run (pytorch, 8 ranks), 45 GPU stall (moe,
-#       4 ranks): guards, right at fuzz's start
+#   45  moe, 4 ranks, PP 2 x DP 2, rank 2's GPU stalls: a false S2 1.7 s
+#       before the stall from the comparable-group detector, the two DP
+#       comms' medians of one all-reduce done twice a step in opposite
+#       phase (11.2 against 3.0 ms; fix: the fast rounds must be deviant
+#       too, an_slow_group.c)
 #   24  moe, 4 ranks on hosts of 2, attached mid run: rank 3's network
 #       stalls; its pipeline send to rank 1 left and never arrived, while
 #       ranks 0 and 2 made nothing of their sends to the other host (their
@@ -87,6 +90,17 @@
 #       sampled by parts on arrivals alone, S1 naming rank 4 or ranks 2-3
 #       (fix: the rise's parts judged as a whole comm is, a slow link
 #       first, a block only across the parts, an_slow_nohist.c)
+#   180 moe, 8 ranks, PP 4 x DP 2: rank 4's compute slower; the world
+#       comm of 8, sampled 4 processes at a time, saw ranks 2-3 (the stage
+#       before rank 4's, waiting for its gradients) reach its op last
+#       together in part 1 and named them, while they themselves waited
+#       8 ms in the op for ranks outside the part (fix: a part's block
+#       waits under a quarter of the extra, an_slow_block.c)
+# Seed 27 (H2 redop attached mid run, a guard with no fix of its own) left
+# for make scenario-fuzz, and seed 46 (moe, 4 ranks, rank 3's compute 4.1x
+# slower: the rise's sample ended before its hooks were in; unit cases
+# test_an_slow sample_hooks_late_onset/_rise) is there too: make test's
+# time (about 20 minutes) has no room for more.
 # CCLD_TEST_NAME: the scenarios are this test's (tests/quarantine.txt
 # names them test_fuzz_seeds:seed-N), not fuzz.sh's
-CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 27 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118
+CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180

@@ -670,6 +670,68 @@ static void test_block_across_parts(void)
 }
 
 /*
+ * Random job 180 (MoE, PP 4 x DP 2; global rank 4's compute slower): the
+ * world comm of 8 sampled 4 processes at a time, part 1's ranks 2-3 (the
+ * stage before rank 4's, which waits for its gradients) reached the op
+ * last together, 12 ms after ranks 0-1, in 12 of 12 rounds: named as the
+ * block, a wrong verdict.  They themselves waited BLOCK_WAIT ms in the op
+ * (ranks 0-1 20.4): the op ended that long after they came, waiting for
+ * ranks outside the part.  A part's block must be the last of the whole
+ * op as the parts' block is: each of it waits under a quarter of the
+ * extra (25.6 ms), else the next part is sampled.
+ */
+static void part_block(double block_wait, uint32_t expect)
+{
+	static uint32_t blk[8], part_waitn[8];
+	static double blk_gap[8], dur[8], part_wait[8];
+	static uint64_t blk_holder[8], hold[8];
+	static bool in[8];
+	static struct blk_ent sort[8];
+	struct an_comm c;
+	struct an_slow s;
+	struct slow_round rd;
+	double lead;
+	uint32_t i;
+	int32_t k;
+
+	memset(&c, 0, sizeof(c));
+	memset(&s, 0, sizeof(s));
+	memset(&rd, 0, sizeof(rd));
+	memset(blk, 0, sizeof(blk));
+	memset(blk_gap, 0, sizeof(blk_gap));
+	memset(blk_holder, 0, sizeof(blk_holder));
+	c.nranks = 8;
+	c.slow = &s;
+	s.arr_blk = blk;
+	s.arr_blk_gap = blk_gap;
+	s.arr_blk_holder = blk_holder;
+	s.blk_sort = sort;
+	s.part_wait = part_wait;
+	s.part_waitn = part_waitn;
+	s.samp_in = in;
+	s.samp_nparts = 2;
+	slow_parts_reset(&s, 8);
+	rd.dur = dur;
+	rd.hold = hold;
+	for (k = 0; k < 8; k++)
+		in[k] = k < 4;
+	for (i = 0; i < 12; i++) {
+		for (k = 0; k < 8; k++)
+			dur[k] = k >= 4 ? NAN : ((k < 2 ? block_wait + 12 : block_wait) +
+						 jitter(i, k)) * MS;
+		slow_note_block(&s, &rd, 8);
+		slow_note_part_waits(&s, &rd, 8);
+	}
+	CHECK_INT(slow_arrival_block(&c, 25.6 * MS, &lead), expect);
+}
+
+static void test_part_block_waits(void)
+{
+	part_block(8.4, 0);
+	part_block(1.0, 2);
+}
+
+/*
  * The stand-in's GPU acceptance, rank 1's compute 3x for 8 s (2 ranks, the
  * CPUs ahead of their GPUs): the onset's sample saw rank 1's GPU last in
  * 67 of 72 rounds, 95% of the wait, 2.53 ms ahead, against rounds 12.33 ms
@@ -725,5 +787,6 @@ int main(void)
 	test_block_of_node();
 	test_block_not();
 	test_block_across_parts();
+	test_part_block_waits();
 	return check_finish("test_slow_arrival");
 }
