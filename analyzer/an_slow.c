@@ -111,10 +111,11 @@ static size_t slow_bytes(const struct an_slow *s, int32_t nranks)
 }
 
 /*
- * A comm's slow-detection state, counted against --mem-max (a few tens of
- * KB a comm, most of it the iteration period's 1024 signatures: thousands
- * of comms made hundreds of MB the budget did not see); NULL on no memory
- * or over the budget, and the comm is then judged for hangs only
+ * A comm's slow-detection state, counted against --mem-max (48 KB a comm
+ * and 664 bytes a rank, the largest part the iteration period's 1024
+ * signatures: thousands of comms made hundreds of MB the budget did not
+ * see); NULL on no memory or over the budget, and the comm is then judged
+ * for hangs only
  */
 static struct an_slow *slow_new(struct an *an, int32_t nranks)
 {
