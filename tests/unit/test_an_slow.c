@@ -1808,6 +1808,27 @@ static void test_sample_after_unsaid_incident(void)
  * group sample ended after 2 rounds, no verdict).  With ROUNDS false none
  * ends: it holds on to SAMPLE_MAX_NS, no longer.
  */
+/*
+ * C (learned_comm's) found to run ahead, and a step sample started on its
+ * newest round: a CCL-D onset's (KIND PEND_ARRIVE) or a rise's (PEND_RISE).
+ * Returns the sample's start.
+ */
+static uint64_t runahead_sample(struct sim *s, struct an_comm *c, int kind)
+{
+	struct an_slow *sl = c->slow;
+	struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
+
+	sl->njudged = 64;
+	sl->exact_bits = 0;
+	rd.t_end = s->now[0];
+	if (kind == PEND_RISE)
+		slow_start_sample(s->an, c, &rd, -1, PEND_RISE);
+	else
+		slow_ccld_event(s->an, c, &rd, 110, SL_EV_ONSET);
+	CHECK(c->sampling);
+	return sl->samp_t0;
+}
+
 static void sample_slow_rounds(bool rounds)
 {
 	const uint64_t fast[4] = { MS, MS, MS, MS }, zero[4] = { 0, 0, 0, 0 };
@@ -1815,17 +1836,9 @@ static void sample_slow_rounds(bool rounds)
 	struct an_comm *c = learned_comm(&s, 5);
 
 	if (c && c->slow) {
-		struct an_slow *sl = c->slow;
-		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
-		uint64_t op = 200, t0;
+		uint64_t op = 200, t0 = runahead_sample(&s, c, PEND_ARRIVE);
 		int i;
 
-		sl->njudged = 64;
-		sl->exact_bits = 0;
-		rd.t_end = s.now[0];
-		slow_ccld_event(s.an, c, &rd, 110, SL_EV_ONSET);
-		CHECK(c->sampling);
-		t0 = sl->samp_t0;
 		proxy_round(&s, op++, fast, true);
 		for (i = 0; i < 4; i++) {
 			if (rounds)
@@ -1862,20 +1875,9 @@ static void sample_hooks_late(int kind)
 	struct an_comm *c = learned_comm(&s, 5);
 
 	if (c && c->slow) {
-		struct an_slow *sl = c->slow;
-		struct slow_round rd = sl->r[(uint64_t)(sl->next - 1) % AN_HIST];
-		uint64_t t0;
+		uint64_t t0 = runahead_sample(&s, c, kind);
 		int i;
 
-		sl->njudged = 64;
-		sl->exact_bits = 0;
-		rd.t_end = s.now[0];
-		if (kind == PEND_RISE)
-			slow_start_sample(s.an, c, &rd, -1, PEND_RISE);
-		else
-			slow_ccld_event(s.an, c, &rd, 110, SL_EV_ONSET);
-		CHECK(c->sampling);
-		t0 = sl->samp_t0;
 		for (i = 0; i < 5; i++) {
 			round_busy(&s, s.now[0] + MS, zero, 100 * MS);
 			an_clock(s.an, s.host_id[0], s.now[0]);

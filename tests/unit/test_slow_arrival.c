@@ -435,21 +435,20 @@ static void test_link_and_lead_same_rank(void)
 	CHECK_INT(rank, 1);
 }
 
-/* a comm of 8 whose sample saw ROUNDS rounds, LATE(round, rank) ms behind the first */
-static void block_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
-			 double (*late)(uint32_t, int32_t))
+static double dur8[8];
+static uint64_t hold8[8];
+
+/* a comm of 8 with empty block counters, RD a round of it (dur8, hold8) */
+static void block_setup(struct an_comm *c, struct an_slow *s, struct slow_round *rd)
 {
 	static uint32_t blk[8];
-	static double blk_gap[8], dur[8];
-	static uint64_t blk_holder[8], hold[8];
+	static double blk_gap[8];
+	static uint64_t blk_holder[8];
 	static struct blk_ent sort[8];
-	struct slow_round rd;
-	uint32_t i;
-	int32_t k;
 
 	memset(c, 0, sizeof(*c));
 	memset(s, 0, sizeof(*s));
-	memset(&rd, 0, sizeof(rd));
+	memset(rd, 0, sizeof(*rd));
 	memset(blk, 0, sizeof(blk));
 	memset(blk_gap, 0, sizeof(blk_gap));
 	memset(blk_holder, 0, sizeof(blk_holder));
@@ -459,8 +458,21 @@ static void block_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
 	s->arr_blk_gap = blk_gap;
 	s->arr_blk_holder = blk_holder;
 	s->blk_sort = sort;
-	rd.dur = dur;
-	rd.hold = hold;
+	rd->dur = dur8;
+	rd->hold = hold8;
+}
+
+/* a comm of 8 whose sample saw ROUNDS rounds, LATE(round, rank) ms behind the first */
+static void block_sample(struct an_comm *c, struct an_slow *s, uint32_t rounds,
+			 double (*late)(uint32_t, int32_t))
+{
+	double *dur = dur8;
+	uint64_t *hold = hold8;
+	struct slow_round rd;
+	uint32_t i;
+	int32_t k;
+
+	block_setup(c, s, &rd);
 	for (i = 0; i < rounds; i++) {
 		for (k = 0; k < 8; k++) {
 			dur[k] = (40 - late(i, k)) * MS;	/* one end, 40 ms after the first */
@@ -682,11 +694,10 @@ static void test_block_across_parts(void)
  */
 static void part_block(double block_wait, uint32_t expect)
 {
-	static uint32_t blk[8], part_waitn[8];
-	static double blk_gap[8], dur[8], part_wait[8];
-	static uint64_t blk_holder[8], hold[8];
+	static uint32_t part_waitn[8];
+	static double part_wait[8];
 	static bool in[8];
-	static struct blk_ent sort[8];
+	double *dur = dur8;
 	struct an_comm c;
 	struct an_slow s;
 	struct slow_round rd;
@@ -694,25 +705,12 @@ static void part_block(double block_wait, uint32_t expect)
 	uint32_t i;
 	int32_t k;
 
-	memset(&c, 0, sizeof(c));
-	memset(&s, 0, sizeof(s));
-	memset(&rd, 0, sizeof(rd));
-	memset(blk, 0, sizeof(blk));
-	memset(blk_gap, 0, sizeof(blk_gap));
-	memset(blk_holder, 0, sizeof(blk_holder));
-	c.nranks = 8;
-	c.slow = &s;
-	s.arr_blk = blk;
-	s.arr_blk_gap = blk_gap;
-	s.arr_blk_holder = blk_holder;
-	s.blk_sort = sort;
+	block_setup(&c, &s, &rd);
 	s.part_wait = part_wait;
 	s.part_waitn = part_waitn;
 	s.samp_in = in;
 	s.samp_nparts = 2;
 	slow_parts_reset(&s, 8);
-	rd.dur = dur;
-	rd.hold = hold;
 	for (k = 0; k < 8; k++)
 		in[k] = k < 4;
 	for (i = 0; i < 12; i++) {
