@@ -109,11 +109,12 @@ static double low_round(const struct sig_hist *h)
  * Groups ST (every comm's medians per signature) and LO (their second
  * shortest rounds, in the same order) and keeps deviant in ST only where
  * the comm's second shortest round is also GROUP_RATIO times its group's
- * (of a group of two, GROUP_PAIR_RATIO) or more.  A comm that does one op twice a step, once behind the step's
- * compute on its GPU stream and once not, has a median of 5 rounds that
- * is the slow op's or the fast one's by where the scan falls (random job
- * 45: two pipeline stages' DP comms, 11.2 against 3.0 ms, both alike); a
- * slow link or GPU slows its fast rounds too.  Returns -1 on no memory.
+ * (of a group of two, GROUP_PAIR_RATIO) or more.  A comm that does one op
+ * twice a step, once behind the step's compute on its GPU stream and once
+ * not, has a median of 5 rounds that is the slow op's or the fast one's
+ * by where the scan falls (random job 45: two pipeline stages' DP comms,
+ * 11.2 against 3.0 ms, both alike); a slow link or GPU slows its fast
+ * rounds too.  Returns -1 on no memory.
  */
 static int group_both(struct sl_comm_stat *st, struct sl_comm_stat *lo, size_t n)
 {

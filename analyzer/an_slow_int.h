@@ -170,7 +170,7 @@ struct an_slow {
 	uint32_t gh_next;	/* the slot a new signature replaces */
 	/* sampled arrivals: rounds whose every start the step hooks showed */
 	uint32_t samp_rounds;	/* rounds completed while sampled */
-	uint32_t samp_rounds_in;	/* ... with every arrival, or once every
+	uint32_t samp_rounds_in;	/* ... with every arrival, or once a
 				 * sampled rank gave a step record */
 	/*
 	 * ... the iterations among them CCL-D could judge (no end shared with
