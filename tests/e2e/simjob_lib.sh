@@ -83,14 +83,14 @@ PY
 }
 
 # wait_hung [SECS]: the job is hung once its call logs stop growing for
-# 1.5 s; fails after SECS (default 30) without that
+# 1 s; fails after SECS (default 30) without that
 wait_hung() {
 	local last=-1 now same=0 i
 	for ((i = 0; i < ${1:-30} * 10; i++)); do
 		now=$(cat "$TMP"/log/calls.*.jsonl 2>/dev/null | wc -l)
 		if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then
 			same=$((same + 1))
-			[ $same -ge 15 ] && return 0
+			[ $same -ge 10 ] && return 0
 		else
 			same=0
 		fi

@@ -56,7 +56,7 @@ no_hang_verdict() {
 # calls NAME PATTERN: all ranks at once; the job runs to its end traced
 calls() {
 	only "$1" || return 0
-	new_job --steps 600 --compute-ms 5 --pattern "$2"
+	new_job --steps 400 --compute-ms 5 --pattern "$2"
 	start_tracer "$1" -p "$(pids_of 1)" --json --events
 	local t0
 	t0=$(mono_ns)
@@ -160,7 +160,7 @@ slow() {
 
 calls calls-plain plain
 calls calls-pytorch pytorch
-subset subset-calls "--steps 1000 --compute-ms 5" ""
+subset subset-calls "--steps 600 --compute-ms 5" ""
 # faults at step 400: the attach (at step 60) is long done by then
 hang skip-pp 5 400 "--skip 5:400:pp" "--class H1 --culprits 5 --kind pp --seq none"
 # (a CPU hang and a count mismatch are test_hang_scenarios.sh's cpu-hang and

@@ -6,7 +6,7 @@
 # libraries, as a job with its own virtualenv or image does), and a job
 # whose rank gets the pid of an earlier job's rank (pid reuse, forced
 # through ns_last_pid).  After each round and the agent's forget delay
-# (--forget 10; 30 s by default, as in make soak): no process tracked, the metric series back to those of the idle
+# (--forget 5; 30 s by default, as in make soak): no process tracked, the metric series back to those of the idle
 # agent, open files (each uprobe link is one) as after the first round (the
 # second round's libraries detached), and the second round no larger in
 # RSS than the first.  The reused pid is traced as the new process it is.
@@ -15,7 +15,7 @@
 . "$TOP/tests/e2e/simjob_lib.sh"
 . "$TOP/tests/e2e/churn_lib.sh"
 require_bpf
-FORGET_S=10
+FORGET_S=5
 
 churn_start_agent --forget "$FORGET_S"
 sleep 2

@@ -136,7 +136,7 @@ EOF
 chmod +x "$TMP/fakebin/nvidia-smi"
 PATH=$TMP/fakebin:$PATH PYTHONPATH=$TOP/tests/e2e/torch_standin CCLD_TORCH_STANDIN_LIB=$SIMLIB \
 	CCLD_GPU_WORKLOAD_ARGS="--size 16384 --p2p 1024 --matrix 256" CCLD_GPU_MAX_OVERHEAD=50 \
-	CCLD_GPU_HEALTHY_S=10 \
+	CCLD_GPU_HEALTHY_S=5 CCLD_GPU_UNTRACED_S=4 CCLD_GPU_BASELINE_S=8 \
 	"$B/tests/gpu/run_acceptance.sh" --out "$TMP/results" >"$TMP/acceptance.log" 2>&1
 rc=$?
 cat "$TMP/results/results.md" 2>/dev/null

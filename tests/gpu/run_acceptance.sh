@@ -19,7 +19,9 @@
 #   PYTHON (python3), CCLD_GPU_DEVICE (0), CCLD_GPU_STALL (4 s),
 #   CCLD_GPU_MAX_OVERHEAD (1: percent), CCLD_GPU_WORKLOAD_ARGS (more
 #   workload.py options, e.g. "--compute-ms 20"), CCLD_GPU_HEALTHY_S (20:
-#   the healthy run's traced window, s).
+#   the healthy run's traced window, s), CCLD_GPU_UNTRACED_S (8: its
+#   untraced window after the detach, s), CCLD_GPU_BASELINE_S (12: the
+#   compute run's healthy traced steps before the fault, s).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -28,6 +30,8 @@ DEV=${CCLD_GPU_DEVICE:-0}
 STALL=${CCLD_GPU_STALL:-4}
 MAX_OVERHEAD=${CCLD_GPU_MAX_OVERHEAD:-1}
 HEALTHY_S=${CCLD_GPU_HEALTHY_S:-20}
+UNTRACED_S=${CCLD_GPU_UNTRACED_S:-8}
+BASELINE_S=${CCLD_GPU_BASELINE_S:-12}
 read -ra WL_ARGS <<<"${CCLD_GPU_WORKLOAD_ARGS:-}"
 ATTACH_STEP=50
 OUTDIR=${OUT:-$PWD/ccld-gpu-results}
@@ -204,7 +208,7 @@ run_scenario() {
 		echo "tracer_cpu_s=$(tracer_cpu_s)" >>"$d/tracer.env"
 		echo "detached_rt_ns=$(rt_ns)" >>"$d/tracer.env"
 		stop_tracer "$d"
-		sleep 8 # untraced again: the third window of the step-time comparison
+		sleep "$UNTRACED_S" # untraced again: the third window of the step-time comparison
 		end_job "$d"
 		;;
 	sleep | size)
@@ -217,7 +221,7 @@ run_scenario() {
 		stop_job
 		;;
 	compute)
-		sleep 12 # the detector's baseline
+		sleep "$BASELINE_S" # the detector's baseline
 		touch "$d/go"
 		wait_for 60 grep -qs end_t_ns "$d/fault.json" ||
 			log "$name: the fault did not end within 60 s"
