@@ -95,7 +95,8 @@
 #       before rank 4's, waiting for its gradients) reach its op last
 #       together in part 1 and named them, while they themselves waited
 #       8 ms in the op for ranks outside the part (fix: a part's block
-#       waits under a quarter of the extra, an_slow_block.c)
+#       waits under a quarter of the extra, and under a quarter of what
+#       the part's other ranks wait, an_slow_block.c)
 # Seed 27 (H2 redop attached mid run, a guard with no fix of its own) left
 # for make scenario-fuzz, and seed 46 (moe, 4 ranks, rank 3's compute 4.1x
 # slower: the rise's sample ended before its hooks were in; unit cases

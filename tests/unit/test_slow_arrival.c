@@ -685,14 +685,15 @@ static void test_block_across_parts(void)
  * Random job 180 (MoE, PP 4 x DP 2; global rank 4's compute slower): the
  * world comm of 8 sampled 4 processes at a time, part 1's ranks 2-3 (the
  * stage before rank 4's, which waits for its gradients) reached the op
- * last together, 12 ms after ranks 0-1, in 12 of 12 rounds: named as the
- * block, a wrong verdict.  They themselves waited BLOCK_WAIT ms in the op
- * (ranks 0-1 20.4): the op ended that long after they came, waiting for
- * ranks outside the part.  A part's block must be the last of the whole
- * op as the parts' block is: each of it waits under a quarter of the
- * extra (25.6 ms), else the next part is sampled.
+ * last together, LEAD ms after ranks 0-1, in 12 of 12 rounds: named as
+ * the block, a wrong verdict.  They themselves waited BLOCK_WAIT ms in the
+ * op: the op ended that long after they came, waiting for ranks outside
+ * the part.  A part's block must be the last of the whole op as the
+ * parts' block is: each of it waits under a quarter of the extra (EXTRA
+ * ms) and under a quarter of what the part's other ranks wait, else the
+ * next part is sampled.
  */
-static void part_block(double block_wait, uint32_t expect)
+static void part_block(double block_wait, double lead, double extra, uint32_t expect)
 {
 	static uint32_t part_waitn[8];
 	static double part_wait[8];
@@ -701,7 +702,7 @@ static void part_block(double block_wait, uint32_t expect)
 	struct an_comm c;
 	struct an_slow s;
 	struct slow_round rd;
-	double lead;
+	double got_lead;
 	uint32_t i;
 	int32_t k;
 
@@ -715,18 +716,23 @@ static void part_block(double block_wait, uint32_t expect)
 		in[k] = k < 4;
 	for (i = 0; i < 12; i++) {
 		for (k = 0; k < 8; k++)
-			dur[k] = k >= 4 ? NAN : ((k < 2 ? block_wait + 12 : block_wait) +
+			dur[k] = k >= 4 ? NAN : ((k < 2 ? block_wait + lead : block_wait) +
 						 jitter(i, k)) * MS;
 		slow_note_block(&s, &rd, 8);
 		slow_note_part_waits(&s, &rd, 8);
 	}
-	CHECK_INT(slow_arrival_block(&c, 25.6 * MS, &lead), expect);
+	CHECK_INT(slow_arrival_block(&c, extra * MS, &got_lead), expect);
 }
 
 static void test_part_block_waits(void)
 {
-	part_block(8.4, 0);
-	part_block(1.0, 2);
+	/* the first run: 8.4 ms, a third of the extra */
+	part_block(8.4, 12, 25.6, 0);
+	/* a later one: 7.8 ms, a fifth of the extra, a third of ranks 0-1's wait */
+	part_block(7.8, 16.2, 40, 0);
+	/* the block last in the whole op: it waits the op's own time */
+	part_block(1.0, 12, 25.6, 2);
+	part_block(1.0, 16.2, 40, 2);
 }
 
 /*
