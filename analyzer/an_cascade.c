@@ -240,6 +240,52 @@ static uint64_t as_definite(const struct node *nodes, int nn, int i)
 }
 
 /*
+ * A root that is a receive starving from a sender that shows no side of
+ * the op, where another stuck comm locates that sender's own send with a
+ * local cause (not transmitted or not delivered, its receiver ready): the
+ * sender's network fails, so its data here cannot have come either.  That
+ * comm is the root, the receive its cascade (random job 224: rank 14's
+ * network stops; its world op's send "not transmitted (local cause)", and
+ * its pipeline peer's receive from it starving with rank 14 showing no
+ * side: the pipeline comm, holding the peer's GPU, was the root and named
+ * the receiver).
+ */
+static int sender_failing_node(const struct node *nodes, int nn, int j)
+{
+	const struct an_status *st = &nodes[j].c->st;
+	uint32_t sender;
+	int m;
+
+	if (st->cls != AN_H3 || !st->t4_sender_unseen || st->t4_peer < 0 ||
+	    st->t4_peer >= nodes[j].c->nranks || !(sender = nodes[j].c->r[st->t4_peer].proc))
+		return -1;
+	for (m = 0; m < nn; m++) {
+		const struct an_status *sm = &nodes[m].c->st;
+
+		if (m != j && !nodes[m].closed && sm->cls == AN_H3 && !sm->t4_remote &&
+		    sm->t4_rank >= 0 && sm->t4_rank < nodes[m].c->nranks &&
+		    (sm->t4 == AN_T4_NOT_TRANSMITTED || sm->t4 == AN_T4_NOT_DELIVERED) &&
+		    nodes[m].c->r[sm->t4_rank].proc == sender)
+			return m;
+	}
+	return -1;
+}
+
+static void reroot_failing_senders(struct node *nodes, int nn)
+{
+	int j, m;
+
+	for (j = 0; j < nn; j++) {
+		if (nodes[j].edge >= 0 || nodes[j].closed ||
+		    (m = sender_failing_node(nodes, nn, j)) < 0)
+			continue;
+		if (root_of(nodes, nn, m) == j)
+			nodes[m].edge = -1;
+		nodes[j].edge = m;
+	}
+}
+
+/*
  * A weak H3 left as a root beside a root with a definite cause, one of its
  * culprits also stuck (culprit or waiting) in that root's tree: it is part
  * of that incident, not a second one.
@@ -792,6 +838,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
+	reroot_failing_senders(nodes, nn);
 	spmd_roots(nodes, nn);
 	merge_weak_roots(an, nodes, nn);
 }

@@ -916,6 +916,51 @@ static void test_p2p_crossing_netstall(void)
 	p2p_crossing(true);
 }
 
+/*
+ * Random job 224 (16 ranks, PP 4; rank 14's network stops; attached mid
+ * run): here P = {0,1} a pipeline pair counted from the attach, W =
+ * {0,1,2}.  Rank 1's network stops.  Every rank is in W's round; rank 1's
+ * send to rank 2 is ready from its GPU and never transmitted while rank 2
+ * waits with its receive posted (a local cause).  Rank 0's GPU is in P's
+ * receive from rank 1, launched before W: it starves, and rank 1 shows no
+ * side of P's op.  W waits for rank 0's GPU, in P: P was the root, naming
+ * rank 0 (its receiver).  Rank 1's own send failing in W explains that
+ * receive: W is the root, P its cascade.
+ */
+static void test_sender_net_fails(void)
+{
+	static const int gp[2] = { 0, 1 }, gw[3] = { 0, 1, 2 };
+	const uint64_t pp = 0xb0ull, w = 0xc0ull;
+	const struct an_verdict *v;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, pp, 2, gp);
+	sim_comm(&s, w, 3, gw);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, w, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* rank 0's receive from rank 1, then everyone's W */
+	sim_p2p_attach(&s, pp, 0, 1, 1, 1024);
+	flow_op(&s, pp, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	for (r = 0; r < 3; r++)
+		sim_call(&s, w, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, w, 1, 8, 2, AN_SEND, 1, 0, 0, 0);
+	flow_op(&s, w, 1, 8, 0, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, w, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, w, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4 == AN_T4_NOT_TRANSMITTED && !v->t4_remote);
+	v = sim_find_v(&s, pp, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == w);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -937,5 +982,6 @@ int main(void)
 	test_sender_behind_with_data();
 	test_p2p_crossing();
 	test_p2p_crossing_netstall();
+	test_sender_net_fails();
 	return check_finish("test_an_cascade");
 }
