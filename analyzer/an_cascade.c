@@ -271,13 +271,39 @@ static int sender_failing_node(const struct node *nodes, int nn, int j)
 	return -1;
 }
 
+/*
+ * A weak H3 root (a GPU not ready, a send not transmitted: states that
+ * backpressure from elsewhere produces) with, in its own tree, a comm
+ * whose located flow is data that left and was never delivered, with a
+ * local cause: nothing held elsewhere produces that, so that comm is the
+ * root (test_intranode netstall, 1 of 1 CI runs of 3082bec: rank 3's
+ * network stops; the world comm's H3 "GPU not ready" at its host peer
+ * rank 2, whose GPU waited in their TP op for rank 3, was the root, and
+ * the pipeline comm {1,3} saying rank 3's data never arrived its cascade,
+ * through rank 3's GPU in the world op).
+ */
+static int definite_in_tree(const struct node *nodes, int nn, int j)
+{
+	int m;
+
+	if (!an_h3_weak(&nodes[j].c->st))
+		return -1;
+	for (m = 0; m < nn; m++)
+		if (m != j && !nodes[m].closed && definite_h3(&nodes[m].c->st) &&
+		    root_of(nodes, nn, m) == j)
+			return m;
+	return -1;
+}
+
 static void reroot_failing_senders(struct node *nodes, int nn)
 {
 	int j, m;
 
 	for (j = 0; j < nn; j++) {
-		if (nodes[j].edge >= 0 || nodes[j].closed ||
-		    (m = sender_failing_node(nodes, nn, j)) < 0)
+		if (nodes[j].edge >= 0 || nodes[j].closed)
+			continue;
+		if ((m = sender_failing_node(nodes, nn, j)) < 0 &&
+		    (m = definite_in_tree(nodes, nn, j)) < 0)
 			continue;
 		if (root_of(nodes, nn, m) == j)
 			nodes[m].edge = -1;
@@ -286,9 +312,30 @@ static void reroot_failing_senders(struct node *nodes, int nn)
 }
 
 /*
+ * A culprit of node N waits (or is a culprit) in node I's stuck round: a
+ * rank whose network fails stalls every comm it is in (test_intranode's
+ * netstall: the world comm's "GPU not ready" at rank 3's host peer beside
+ * the pair comm where rank 3's data never arrived)
+ */
+static bool culprit_stuck_in(const struct an *an, const struct node *n, int i)
+{
+	const struct an_status *st = &n->c->st;
+	uint32_t k;
+
+	for (k = 0; k < st->ncul; k++) {
+		uint32_t p = n->c->r[st->cul[k]].proc;
+
+		if (p && ((an->procs[p - 1].wmask | an->procs[p - 1].cmask) >> i & 1))
+			return true;
+	}
+	return false;
+}
+
+/*
  * A weak H3 left as a root beside a root with a definite cause, one of its
- * culprits also stuck (culprit or waiting) in that root's tree: it is part
- * of that incident, not a second one.
+ * culprits also stuck (culprit or waiting) in that root's tree, or one of
+ * that root's culprits stuck in it: it is part of that incident, not a
+ * second one.
  */
 static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
 {
@@ -312,7 +359,8 @@ static void merge_weak_roots(struct an *an, struct node *nodes, int nn)
 		}
 		for (j = 0; j < nn; j++)
 			if (j != i && nodes[j].edge < 0 &&
-			    evidence_rank(&nodes[j].c->st) >= 2 && (tree[j] & in))
+			    evidence_rank(&nodes[j].c->st) >= 2 &&
+			    ((tree[j] & in) || culprit_stuck_in(an, &nodes[j], i)))
 				m |= 1ull << j;
 		if (m)
 			nodes[i].edge = pick(nodes, m);

@@ -230,6 +230,8 @@ struct flow_facts {
 	bool unsent;		/* one of its sends has not left: its GPU made nothing */
 	bool blocked;		/* ... toward a GPU that holds its earlier data */
 	bool silent_end;	/* the other end of a stuck flow, its node silent */
+	uint32_t unseen_recvs;	/* ranks whose receive starves from it, it showing no side */
+	int32_t unseen_last;	/* the latest such rank counted, + 1 */
 };
 
 /*
@@ -667,6 +669,85 @@ static void say_crossing(struct an *an, struct an_comm *c, struct an_status *st,
 			" its intra-node ops is not known)", k->p->peer);
 }
 
+/* rank R's receive P starves from a sender that shows no side of the op */
+static bool recv_unseen(const struct an *an, struct an_comm *c, int32_t r,
+			const struct an_progress *p, int64_t seq)
+{
+	enum an_t4 t4;
+
+	return p->dir == AN_RECV && p->peer >= 0 && p->peer < c->nranks &&
+	       sub_live(an, c, &c->r[r], p, seq) && classify(p, &t4) == SS_STARVING &&
+	       !lost_at_receiver(c, r, p, seq) && !peer_sub(c, p, r, AN_SEND, seq);
+}
+
+/*
+ * Receives of several ranks starve from one sender that shows no side of
+ * the op: that sender is what they have in common, its data does not
+ * come out (its network delivers nothing, or it has not reached the op),
+ * where one receive alone may be data lost at that receiver.  Random job
+ * 269 (MoE, rank 6's network stops): ranks 4 and 5 waited for rank 6's
+ * data in a grouped send/recv, rank 6 showing no side of it, and the
+ * first receive named rank 4.  The sender of the most such receives, 2
+ * at least (ties: the first); UNSEEN moves to one of its receives.
+ */
+static int32_t common_sender(const struct an *an, struct an_comm *c,
+			     const struct flow_facts *ff, int64_t seq, struct pick *unseen)
+{
+	int32_t r, best = -1;
+	uint32_t i;
+
+	for (r = 0; r < c->nranks; r++)
+		if (ff[r].unseen_recvs >= 2 &&
+		    (best < 0 || ff[r].unseen_recvs > ff[best].unseen_recvs))
+			best = r;
+	if (best < 0 || unseen->p->peer == best)
+		return best;
+	for (r = 0; r < c->nranks; r++)
+		for (i = 0; i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].peer == best &&
+			    recv_unseen(an, c, r, &c->r[r].subs[i], seq)) {
+				unseen->rank = r;
+				unseen->p = &c->r[r].subs[i];
+				return best;
+			}
+	return -1;
+}
+
+static void say_common_sender(struct an *an, struct an_comm *c, struct an_status *st,
+			      const struct flow_facts *ff, const struct pick *unseen)
+{
+	int32_t s = unseen->p->peer, r;
+	bool first = true;
+
+	add_cul(an, st, s);
+	an_text(st, "least progress: rank %d's data: the receives of %u ranks starve"
+		" from it in the op (ranks", s, ff[s].unseen_recvs);
+	for (r = 0; r < c->nranks; r++) {
+		uint32_t i;
+
+		for (i = 0; i < c->r[r].nsubs; i++)
+			if (c->r[r].subs[i].peer == s &&
+			    recv_unseen(an, c, r, &c->r[r].subs[i], st->seq)) {
+				an_text(st, "%s%d", first ? " " : ",", r);
+				first = false;
+				break;
+			}
+	}
+	an_text(st, "), each posted with nothing received, and rank %d shows no side"
+		" of the op: its data does not come out (its network delivers nothing,"
+		" or it has not reached the op)", s);
+	an_val_i(st, "peer", unseen->rank);
+	an_val_s(st, "dir", "recv");
+	an_val_s(st, "state", an_t4_name(AN_T4_NOT_DELIVERED));
+	an_val_s(st, "cause", "remote");
+	an_val_i(st, "starving_receives", ff[s].unseen_recvs);
+	st->t4 = AN_T4_NOT_DELIVERED;
+	st->t4_remote = true;
+	st->t4_rank = unseen->rank;
+	st->t4_peer = s;
+	st->t4_sender_unseen = true;
+}
+
 /*
  * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
  * Table 4 names the state.  Network evidence (a send that left and was
@@ -739,11 +820,16 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 						cross = (struct pick){ r, p, AN_T4_NOT_STARTED,
 								       true };
 					/* a crossing's sender may still be unseen */
-					if (unseen.rank < 0 && p->dir == AN_RECV &&
-					    !peer_sub(c, p, r, AN_SEND, st->seq))
-						unseen = (struct pick){ r, p,
-							AN_T4_NOT_DELIVERED, true };
-					else if (!crossing && behind.rank < 0 &&
+					if (p->dir == AN_RECV && p->peer >= 0 &&
+					    p->peer < c->nranks &&
+					    !peer_sub(c, p, r, AN_SEND, st->seq)) {
+						if (ff[p->peer].unseen_last != r + 1)
+							ff[p->peer].unseen_recvs++;
+						ff[p->peer].unseen_last = r + 1;
+						if (unseen.rank < 0)
+							unseen = (struct pick){ r, p,
+								AN_T4_NOT_DELIVERED, true };
+					} else if (!crossing && behind.rank < 0 &&
 						 p->dir == AN_RECV &&
 						 sender_behind(an, c, p->peer, st->seq))
 						behind = (struct pick){ r, p,
@@ -940,6 +1026,8 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 				" it: its GPU is in an op of comm %016" PRIx64 " it launched"
 				" before", unseen.p->peer, held->hash);
 			st->t4_sender_behind = true;
+		} else if (common_sender(an, c, ff, st->seq, &unseen) >= 0) {
+			say_common_sender(an, c, st, ff, &unseen);
 		} else {
 			add_cul(an, st, unseen.rank);
 			an_text(st, "least progress: ");

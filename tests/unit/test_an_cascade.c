@@ -961,6 +961,98 @@ static void test_sender_net_fails(void)
 	sim_fini(&s);
 }
 
+/*
+ * Random job 269 (MoE, rank 6's network stops, traced from the start): in
+ * a comm of 4, ranks 0 and 1 wait for rank 2's data, nothing received,
+ * and rank 2 shows no side of the op.  The first starving receive named
+ * its receiver, rank 0 ("sent it all, lost at this receiver"); the sender
+ * they both wait for is what they have in common: rank 2.  One receive
+ * alone still reads as lost at its receiver (test_lost_at_receiver is the
+ * other reading, where the sender's side finished).
+ */
+static void common_sender_round(int nstarve)
+{
+	static const int g[4] = { 4, 5, 6, 7 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x71ull, 4, g);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x71ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < 4; r++)
+		sim_call(&s, 0x71ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	for (r = 0; r < nstarve; r++)
+		flow_op(&s, 0x71ull, r, 31, 2, AN_RECV, 1, 0, 0, 0);
+	flow_op(&s, 0x71ull, 3, 31, 0, AN_SEND, 1, 1, 0, 1);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x71ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), nstarve > 1 ? "2" : "0"));
+	if (nstarve > 1)
+		CHECK(v && strstr(v->text, "the receives of 2 ranks starve from it") != NULL);
+	sim_fini(&s);
+}
+
+static void test_common_sender(void)
+{
+	common_sender_round(2);
+	common_sender_round(1);
+}
+
+/*
+ * test_intranode's netstall in CI (1 run): rank 3's network stops.  Here
+ * Y = {2,3} and X = {1,3}.  In Y rank 2's GPU holds rank 3's data
+ * unconsumed ("GPU not ready", a state that a GPU held elsewhere also
+ * shows: there, in their intra-node TP op), rank 3 made nothing of its
+ * send; in X rank 1's send to rank 3 completed and rank 3's posted
+ * receive got nothing: the data never arrived, which nothing held
+ * elsewhere produces.  Two roots came, Y naming rank 2.  Rank 3, X's
+ * culprit, waits in Y: its failing network stalls Y too, which is X's
+ * cascade.  (In the CI run X followed rank 3's GPU into the world comm,
+ * a weak root with X in its tree: X is the root there too.)
+ */
+static void test_weak_root_definite_in_tree(void)
+{
+	static const int gx[2] = { 1, 3 }, gy[2] = { 2, 3 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x30ull, 2, gx);
+	sim_comm(&s, 0x40ull, 2, gy);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x30ull, CCLD_FN_REDUCESCATTER, 1024, 7);
+		sim_round(&s, 0x40ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* rank 3's stream: Y, then X (rank 1 entered X before) */
+	sim_call(&s, 0x30ull, 0, CCLD_FN_REDUCESCATTER, 1024, 7);
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x40ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_step(&s, 200000);
+	sim_call(&s, 0x30ull, 1, CCLD_FN_REDUCESCATTER, 1024, 7);
+	flow(&s, 0x30ull, 0, 1, AN_SEND, 1, 1, 0, 1);
+	flow(&s, 0x30ull, 0, 1, AN_RECV, 1, 1, 1, 1);
+	flow(&s, 0x30ull, 1, 0, AN_SEND, 1, 1, 0, 1);
+	flow(&s, 0x30ull, 1, 0, AN_RECV, 1, 0, 0, 0);
+	flow(&s, 0x40ull, 0, 1, AN_RECV, 1, 1, 1, 0);
+	flow(&s, 0x40ull, 1, 0, AN_SEND, 1, 0, 0, 0);
+	flow(&s, 0x40ull, 1, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x30ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1") && v->t4 == AN_T4_NOT_DELIVERED && !v->t4_remote);
+	v = sim_find_v(&s, 0x40ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x30ull);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_stop_tp();
@@ -983,5 +1075,7 @@ int main(void)
 	test_p2p_crossing();
 	test_p2p_crossing_netstall();
 	test_sender_net_fails();
+	test_common_sender();
+	test_weak_root_definite_in_tree();
 	return check_finish("test_an_cascade");
 }
