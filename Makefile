@@ -258,7 +258,7 @@ demo: deps
 soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/soak.sh
-	$(Q)CCLD_NOFALSE_SECS=300 CCLD_NOFALSE_BARRIER_S=60 tests/e2e/test_hang_nofalse.sh
+	$(Q)CCLD_NOFALSE_SECS=300 CCLD_NOFALSE_PAUSE=300:20 CCLD_NOFALSE_BARRIER_S=60 tests/e2e/test_hang_nofalse.sh
 
 # every e2e scenario 5 times plain and 3 times under a bounded CPU load
 # (tests/repeat.sh; hours on 2 cores: FLAKE_TESTS picks a part), rows
