@@ -47,6 +47,7 @@ struct an_setup_grp {
 	uint64_t last_t;
 	bool said;
 	bool suspected;	/* the caller was asked to look at its processes */
+	bool before;	/* a rank was found inside when ccld attached: waits are bounds */
 };
 
 static struct hkey grp_key(uint64_t group, enum an_setup_kind kind)
@@ -145,6 +146,18 @@ static struct an_setup_grp *grp_get(struct an *an, const struct an_setup *s)
 	return g;
 }
 
+/* "CommInitRank*" for an init whose variant is not known (read in memory) */
+static const char *grp_fn(const struct an_setup_grp *g)
+{
+	return g->kind == AN_SETUP_INIT && !g->fn ? "CommInitRank*" : an_fn_name(g->fn);
+}
+
+/* " or more" where G's waits count from the attach, not from the entries */
+static const char *or_more(const struct an_setup_grp *g)
+{
+	return g->before ? " or more (inside it when ccld attached)" : "";
+}
+
 /*
  * V framed as a verdict of class CLS on G (seq -1; a split's on its parent
  * comm), its onset G's latest entry
@@ -229,12 +242,12 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 	an_text(v, "rank%s %s of the %d ranks", nmiss > 1 ? "s" : "", missing, g->nranks);
 	if (g->kind == AN_SETUP_SPLIT)
 		an_text(v, " of comm %016" PRIx64, g->comm);
-	an_text(v, " never called nccl%s%s%s%s", an_fn_name(g->fn), g->name[0] ? " (\"" : "",
+	an_text(v, " never called nccl%s%s%s%s", grp_fn(g), g->name[0] ? " (\"" : "",
 		g->name, g->name[0] ? "\")" : "");
 	if (g->kind == AN_SETUP_INIT)
 		an_text(v, " for unique id %016" PRIx64, g->group);
-	an_text(v, "; rank%s %s wait%s inside it for %.1f s", g->nin > 1 ? "s" : "", in,
-		g->nin > 1 ? "" : "s", (double)(now - g->last_t) / 1e9);
+	an_text(v, "; rank%s %s wait%s inside it for %.1f s%s", g->nin > 1 ? "s" : "", in,
+		g->nin > 1 ? "" : "s", (double)(now - g->last_t) / 1e9, or_more(g));
 	for (r = 0; r < g->nranks; r++) {
 		const struct an_proc *p;
 
@@ -293,10 +306,11 @@ static void stuck_inside(struct an *an, const struct an_setup_grp *g, uint32_t h
 	}
 	if (g->kind == AN_SETUP_INIT)
 		an_text(v, "all %d ranks entered nccl%s%s%s%s for unique id %016" PRIx64 " and"
-			" none returned in %.1f s: NCCL's bootstrap does not complete (its"
+			" none returned in %.1f s%s: NCCL's bootstrap does not complete (its"
 			" network, or a rank of another job with the same id)", g->nranks,
-			an_fn_name(g->fn), g->name[0] ? " (\"" : "", g->name,
-			g->name[0] ? "\")" : "", g->group, (double)(now - g->last_t) / 1e9);
+			grp_fn(g), g->name[0] ? " (\"" : "", g->name,
+			g->name[0] ? "\")" : "", g->group, (double)(now - g->last_t) / 1e9,
+			or_more(g));
 	else if (g->kind == AN_SETUP_SPLIT)
 		an_text(v, "all %d ranks of comm %016" PRIx64 " entered nccl%s%s%s%s and none"
 			" returned in %.1f s: the split's exchange on the parent comm does not"
@@ -352,6 +366,9 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 			g->nin--;
 		*m = (struct setup_member){ host, s->pid, t_ns, M_INSIDE };
 		g->nin++;
+		g->before |= s->before;
+		if (!g->fn)
+			g->fn = s->fn;	/* a rank seen entering names the variant */
 		g->last_host = host;
 		g->last_t = t_ns;
 		return;
@@ -369,7 +386,7 @@ void an_setup_call(struct an *an, uint32_t host, const struct an_setup *s, uint6
 		setup_verdict_base(v, g, all_arrive(g) && g->nseen < (uint32_t)g->nranks ?
 				   AN_H1 : AN_H3, host, t_ns);
 		v->kind = AN_V_RECOVERED;
-		an_text(v, "nccl%s returned on every rank that was inside", an_fn_name(g->fn));
+		an_text(v, "nccl%s returned on every rank that was inside", grp_fn(g));
 		an_emit(an, v);
 	}
 	/* all that came are back: a later entry starts afresh */

@@ -445,7 +445,7 @@ int an_wire_encode(const struct an_wire *w, uint8_t *buf, size_t len)
 		put8(&b, (uint8_t)w->setup.fn);
 		put32(&b, (uint32_t)w->setup.nranks);
 		put32(&b, (uint32_t)w->setup.rank);
-		put8(&b, w->setup.returned);
+		put8(&b, (uint8_t)(w->setup.returned | w->setup.before << 1));
 		put64(&b, (uint64_t)w->setup.ret);
 		if (put_text(&b, w->setup.name))
 			return -EINVAL;
@@ -605,9 +605,10 @@ int an_wire_decode(const uint8_t *buf, size_t len, struct an_wire *w,
 		w->setup.nranks = (int32_t)get32(&b);
 		w->setup.rank = (int32_t)get32(&b);
 		st = get8(&b);
-		if (st > 1)
+		if (st > (ver >= 13 ? 3 : 1))
 			b.bad = true;
-		w->setup.returned = st;
+		w->setup.returned = st & 1;
+		w->setup.before = st >> 1 & 1;
 		w->setup.ret = (int64_t)get64(&b);
 		if (ver >= 10)
 			get_text(&b, w->setup.name);

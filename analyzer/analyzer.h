@@ -413,9 +413,15 @@ struct an_setup {
 	uint64_t group;
 	uint64_t comm;		/* split: the parent comm's hash; else 0 */
 	enum an_setup_kind kind;
-	int fn;			/* enum ccld_fn */
+	int fn;			/* enum ccld_fn; init: 0 where the variant is not known */
 	int32_t nranks, rank;
 	bool returned;		/* false: entered */
+	/*
+	 * entered before T: found inside the call when ccld attached (an init
+	 * read in memory, its comm's initState ncclInProgress; GROUP its
+	 * commHash, which NCCL makes from the unique id as ccld hashes it)
+	 */
+	bool before;
 	int64_t ret;		/* returned: NCCL's result */
 	char name[AN_LABEL_MAX];	/* init: the comm's name in the call's config, "" none */
 };

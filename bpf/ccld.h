@@ -157,7 +157,7 @@ struct ccld_group {		/* CCLD_EV_GROUP */
 };
 
 struct ccld_comm_call {		/* CCLD_EV_COMM */
-	__u64 id_hash;		/* FNV-1a of the by-value ncclUniqueId (InitRank*) */
+	__u64 id_hash;		/* NCCL's getHash of the by-value ncclUniqueId (InitRank*) */
 	__u64 parent;		/* parent comm (Split/Shrink) */
 	__u64 newcomm_pp;	/* ncclComm_t* out parameter */
 	__s32 nranks;		/* argument (InitRank*, InitAll ndev) */
@@ -230,7 +230,8 @@ struct ccld_comm_state {
 	__u8 nseq;		/* seq_number[] entries read, 0: none */
 	__u8 source;		/* enum ccld_comm_src */
 	__u8 counts;		/* CCLD_CS_* bits: which counters were read */
-	__u8 pad;
+	__u8 init_state;	/* comm->initState (CCLD_CS_INIT_READ): 0 done, 7 inside
+				 * its ncclCommInitRank* (ncclInProgress), else failed */
 	__s32 cuda_dev;		/* comm->cudaDev, -1 unknown */
 };
 
@@ -243,6 +244,13 @@ struct ccld_comm_state {
  * turn NCCL's intra-node transports off: its connections have no proxy ops
  */
 #define CCLD_CS_INTRA_NODE	(1u << 3)
+/*
+ * init_state holds comm->initState: NCCL sets ncclInProgress before its
+ * bootstrap and ncclSuccess once the comm is connected, so a comm read in
+ * memory with ncclInProgress is one whose ranks are inside their init
+ */
+#define CCLD_CS_INIT_READ	(1u << 4)
+#define CCLD_INIT_IN_PROGRESS	7	/* ncclInProgress */
 
 /*
  * The "entries" map's key and value: a call entered and not returned yet,
@@ -548,7 +556,7 @@ struct ccld_layout {
 	__s32 n_channels;
 	__u64 magic;		/* NCCL_MAGIC */
 	__u32 valid;		/* nonzero when this slot is filled */
-	__u32 pad;
+	__s32 init_state;	/* comm->initState (loader only: BPF does not read it) */
 };
 
 /*

@@ -330,19 +330,33 @@ int BPF_KPROBE(group_end)
 	return emit_group(ctx, false);
 }
 
-/* FNV-1a over the 128-byte ncclUniqueId */
+/*
+ * NCCL's getHash (2.26+, src/include/bitops.h: eatHash then digestHash)
+ * over the 128-byte ncclUniqueId: the commHash NCCL gives the comm it
+ * creates from that id, so a rank seen entering its init and one found
+ * inside it in memory (CCLD_CS_INIT_READ) name the same group
+ */
 static __always_inline __u64 hash_unique_id(const void *uptr)
 {
-	__u8 id[128];
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 id[16], a0 = 1 ^ sizeof(id), a1 = 1, h;
 	int i;
 
 	if (bpf_probe_read_user(id, sizeof(id), uptr))
 		return 0;
-	for (i = 0; i < 128; i++) {
-		h ^= id[i];
-		h *= 0x100000001b3ULL;
+	for (i = 0; i < 16; i++) {
+		a0 += a1;
+		a1 ^= a0;
+		a0 ^= a0 >> 31;
+		a0 *= 0x9de62bbc8cef3ce3ULL;
+		a1 ^= a1 >> 32;
+		a1 *= 0x485cd6311b599e79ULL;
+		a0 += id[i];
 	}
+	h = a0 ^ (a0 >> 31);
+	h *= 0xbac3bd562846de6bULL;
+	h += a1;
+	h ^= h >> 32;
+	h *= 0x995a187a14e7b445ULL;
 	return h;
 }
 

@@ -6,7 +6,8 @@ proxy progress and a snapshot, clocks and process states (version 1
 records, which a version-2 decoder still reads); and a job seen only from
 memory at attach (version 2: launch counters, snapshots with the op's
 arguments, thread states), and a hang with one of NCCL's warnings, two NCCL
-builds and an NCCL_* variable (version 9)."""
+builds and an NCCL_* variable (version 9), and an init hang read in
+memory at attach (version 13)."""
 import struct
 import sys
 
@@ -109,6 +110,20 @@ def init_hang(nranks, missing):
     for k in range(30):
         out += rec(hdr(CLOCK, 1_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
     return out + rec(setup(9_000_000_000, 300, 0x1D1D, 1, 14, nranks, 0, 1, 0))
+
+
+def init_read_inside(nranks, missing):
+    """AW_SETUP (v13): every rank but MISSING found inside its init in memory
+    (returned byte 2: entered before the record; fn 0: variant not known)"""
+    out = b""
+    for r in range(nranks):
+        if r != missing:
+            out += rec(hdr(SETUP, 1_000_000_000, 13)
+                       + struct.pack("<IQBBiiBqBQ", 300 + r, 0x1D1E, 1, 0, nranks, r, 2, 0,
+                                     0, 0))
+    for k in range(30):
+        out += rec(hdr(CLOCK, 1_000_000_000 + k * 250_000_000) + struct.pack("<q", 0))
+    return out
 
 
 def label(ts, pid, kind, value, ver=9):
@@ -215,6 +230,7 @@ def main():
                  b"socketProgress: Connection closed by remote peer 10.0.0.2<41000>")),
              "attach4": attached(4, 1_000_000_000, behind=1),
              "init4": init_hang(4, 2),
+             "init4read": init_read_inside(4, 2),
              "split4": split_hang(4, 1),
              "named4": named_ranks(4, 0xF00D, 2, b"tp2"),
              "attach4dead": attached(4, 1_000_000_000, dead=3),

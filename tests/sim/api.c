@@ -168,6 +168,7 @@ static ncclResult_t comm_create(struct ncclComm **out, const char *tag, uint64_t
 	if (!comm)
 		return ncclSystemError;
 	comm->startMagic = comm->endMagic = NCCL_MAGIC;
+	comm->initState = ncclInProgress;
 	comm->commHash = hash;
 	comm->rank = rank;
 	comm->nRanks = nranks;

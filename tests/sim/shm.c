@@ -186,7 +186,7 @@ static void wait_ge(uint32_t *word, uint32_t target, const struct ncclComm *comm
 }
 
 /* Waits until every rank joined, then fills the peer table, maps doorbells. */
-ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
+static ncclResult_t seg_connect(struct ncclComm *comm, const char *what, int *logged)
 {
 	struct sim_seg *seg = comm->seg;
 	int r;
@@ -218,6 +218,15 @@ ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
 		}
 	}
 	return sim_net_start(comm);
+}
+
+/* seg_connect; the comm's initState then says ncclSuccess, or the error */
+ncclResult_t sim_seg_wait(struct ncclComm *comm, const char *what, int *logged)
+{
+	ncclResult_t res = seg_connect(comm, what, logged);
+
+	__atomic_store_n(&comm->initState, res, __ATOMIC_RELEASE);
+	return res;
 }
 
 void sim_seg_leave(struct ncclComm *comm)

@@ -230,6 +230,7 @@ struct ncclComm {
 	int rank;
 	int nRanks;
 	uint64_t commHash;
+	ncclResult_t initState;		/* ncclInProgress until connected, as NCCL */
 	int splitCount;
 	int destroyed;
 	uint64_t opCount;

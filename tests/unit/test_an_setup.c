@@ -73,6 +73,45 @@ static void test_missing_rank(void)
 	sim_fini(&s);
 }
 
+/*
+ * Found inside their init in memory when ccld attached (fn 0: the variant
+ * not known): rank 2 named the same way, the wait a bound; rank 2 then
+ * seen entering names the variant, and every return is a recovery
+ */
+static void test_missing_rank_read_inside(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	int g;
+
+	sim_init(&s, 5, 300);
+	label_ranks(&s, 4);
+	for (g = 0; g < 4; g++) {
+		struct an_setup st = { .pid = 100 + g, .group = UID, .kind = AN_SETUP_INIT,
+				       .nranks = 4, .rank = g, .before = true };
+
+		if (g != 2)
+			an_setup_call(s.an, s.host_id[sim_host(&s, g)], &st, s.now[sim_host(&s, g)]);
+	}
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	CHECK_INT(v->cls, AN_H1);
+	CHECK_STR(sim_culprits(v), "2");
+	CHECK_INT(v->cul[0].pid, 102);
+	CHECK(strstr(v->text, "rank 2 of the 4 ranks never called ncclCommInitRank* for "
+		     "unique id abcdef0123456789; ranks 0,1,3 wait inside it for 5.") != NULL);
+	CHECK(strstr(v->text, " s or more (inside it when ccld attached); rank 2 is global "
+		     "rank 2, pid 102") != NULL);
+	setup(&s, 2, UID, AN_SETUP_INIT, CCLD_FN_INIT_RANK_CONFIG, 4, false);
+	for (g = 0; g < 4; g++)
+		setup(&s, g, UID, AN_SETUP_INIT, 0, 4, true);
+	CHECK_INT(s.nv, 2);
+	CHECK_INT(s.v[1].kind, AN_V_RECOVERED);
+	CHECK(strstr(s.v[1].text, "ncclCommInitRankConfig returned on every rank") != NULL);
+	sim_fini(&s);
+}
+
 /* the ranks' launcher numbers are not this comm's: the rank is named, no process */
 static void test_missing_rank_unlabelled(void)
 {
@@ -261,6 +300,7 @@ static void test_split_stuck(void)
 int main(void)
 {
 	test_missing_rank();
+	test_missing_rank_read_inside();
 	test_missing_rank_unlabelled();
 	test_bootstrap_stuck();
 	test_named_init();

@@ -726,6 +726,39 @@ out:
 	free(pending);
 }
 
+/*
+ * Comms read inside their init: read again each tick, and in full (their
+ * peer tables too) once initState says the init ended; that record tells
+ * the analyzer the init returned
+ */
+void snapshot_init_poll(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn emit, void *ctx)
+{
+	const struct comm_rank *cr;
+	struct ccld_event ev;
+	uint64_t comms[64];
+	uint32_t pids[64];
+	size_t it, n = 0, i;
+
+	for (it = 0; (cr = state_next_rank(s->st, &it)) && n < 64;) {
+		if (!cr->mem_in_init || cr->host_id != s->host || !cr->comm ||
+		    cr->state == RS_EXITED || cr->state == RS_DESTROYED)
+			continue;
+		comms[n] = cr->comm;
+		pids[n++] = cr->pid;
+	}
+	for (i = 0; i < n; i++) {
+		struct traced_lib *lib = lib_of(s, (pid_t)pids[i]);
+		const struct ccld_comm_state *cs = &ev.u.cstate;
+
+		/* gone meanwhile: its exit or teardown tells the analyzer */
+		if (!lib || commread_state(lib, (pid_t)pids[i], comms[i], CCLD_COMM_SRC_CALLS, &ev) ||
+		    !(cs->counts & CCLD_CS_INIT_READ) || cs->init_state == CCLD_INIT_IN_PROGRESS)
+			continue;
+		read_counts(s, lib, (pid_t)pids[i], comms[i], CCLD_COMM_SRC_CALLS, true, now_ns,
+			    emit, ctx, &ev);
+	}
+}
+
 void snapshot_forget(struct snapshot *s, pid_t pid)
 {
 	uint64_t p = (uint64_t)pid;
@@ -744,23 +777,14 @@ void snapshot_forget(struct snapshot *s, pid_t pid)
 			hmap_del(&s->counts, k);
 }
 
-void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,
-		      snapshot_emit_fn emit, void *ctx)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		read_threads(s, (pid_t)pids[i], false, now_ns, emit, ctx);
-}
-
-size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
-			snapshot_emit_fn emit, void *ctx)
+void snapshot_refresh(struct snapshot *s, uint64_t hash, const uint32_t *sus, size_t nsus,
+		      uint64_t now_ns, snapshot_emit_fn emit, void *ctx)
 {
 	const struct comm_rank *cr;
 	struct ccld_event ev;
 	uint64_t comms[64];
-	uint32_t pids[64];
-	size_t it, n = 0, i;
+	uint32_t pids[128];
+	size_t it, n = 0, np, i, j;
 
 	for (it = 0; (cr = state_next_rank(s->st, &it)) && n < 64;) {
 		if (cr->hash != hash || cr->host_id != s->host || !cr->comm || cr->peer_named ||
@@ -775,7 +799,14 @@ size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
 		if (lib)
 			read_counts(s, lib, (pid_t)pids[i], comms[i], CCLD_COMM_SRC_CALLS, false,
 				    now_ns, emit, ctx, &ev);
-		read_threads(s, (pid_t)pids[i], false, now_ns, emit, ctx);
 	}
-	return n;
+	/* the threads of each process once: its ranks' and the suspects' */
+	for (np = n, i = 0; i < nsus && np < 128; i++)
+		pids[np++] = sus[i];
+	for (i = 0; i < np; i++) {
+		for (j = 0; j < i && pids[j] != pids[i]; j++)
+			;
+		if (j == i)
+			read_threads(s, (pid_t)pids[i], false, now_ns, emit, ctx);
+	}
 }

@@ -56,12 +56,13 @@ void snapshot_procs(struct snapshot *s, const pid_t *pids, size_t n, uint64_t no
 void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn emit, void *ctx);
 
 /*
- * The counters of the local ranks of comm HASH and their processes'
- * threads, again: records only where something changed.  Returns how many
- * local ranks the comm has (0: none, e.g. a group still in its init).
+ * The counters of the local ranks of comm HASH, and the threads of their
+ * processes and of the NSUS processes SUS (the comm's suspects: one may
+ * hold no rank of it, as a rank that never called its init), again:
+ * records only where something changed.
  */
-size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
-			snapshot_emit_fn emit, void *ctx);
+void snapshot_refresh(struct snapshot *s, uint64_t hash, const uint32_t *sus, size_t nsus,
+		      uint64_t now_ns, snapshot_emit_fn emit, void *ctx);
 
 /*
  * PID exited: what was kept of it goes (its library, last counts, threads,
@@ -69,8 +70,10 @@ size_t snapshot_refresh(struct snapshot *s, uint64_t hash, uint64_t now_ns,
  */
 void snapshot_forget(struct snapshot *s, pid_t pid);
 
-/* The threads of the N processes PIDS, again (changes only). */
-void snapshot_threads(struct snapshot *s, const uint32_t *pids, size_t n, uint64_t now_ns,
-		      snapshot_emit_fn emit, void *ctx);
+/*
+ * The comms found inside their init (initState ncclInProgress) read again;
+ * each whose init ended is read in full and emitted
+ */
+void snapshot_init_poll(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn emit, void *ctx);
 
 #endif

@@ -313,16 +313,14 @@ void tr_snapshot_tick(struct tracer *t, uint64_t now)
 	size_t n, i;
 
 	snapshot_new_comms(t->snap, now, tr_emit_cb, t);
+	snapshot_init_poll(t->snap, now, tr_emit_cb, t);
 	n = proxy_live_suspected(t->proxy, sus, 64);
 	for (i = 0; i < n; i++) {
 		uint32_t pids[64];
 		size_t np;
 
-		if (snapshot_refresh(t->snap, sus[i], now, tr_emit_cb, t))
-			continue;
-		/* no comm of that hash yet (ranks stuck in their init): their threads */
 		np = proxy_live_suspect_pids(t->proxy, sus[i], pids, 64);
-		snapshot_threads(t->snap, pids, np, now, tr_emit_cb, t);
+		snapshot_refresh(t->snap, sus[i], pids, np, now, tr_emit_cb, t);
 	}
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ int commread_state(const struct traced_lib *lib, pid_t pid, uint64_t comm, uint8
 	const struct ccld_layout *l = &lib->layouts.comm;
 	struct ccld_comm_state *cs = &ev->u.cstate;
 	uint64_t m1 = 0, m2 = 0, sum = 0, seq[CCLD_MAX_SEQ_TYPES], hash = 0, v;
-	int32_t cuda_dev = -1;
+	int32_t cuda_dev = -1, init_state = -1;
 	uint32_t i, nseq;
 	int ret;
 
@@ -115,6 +116,12 @@ int commread_state(const struct traced_lib *lib, pid_t pid, uint64_t comm, uint8
 	}
 	if (!procmem_s32(pid, comm, l->cuda_dev, &cuda_dev))
 		cs->cuda_dev = cuda_dev;
+	/* ncclInProgress from before the bootstrap until the comm is connected */
+	if (!procmem_s32(pid, comm, l->init_state, &init_state) && init_state >= 0 &&
+	    init_state <= UINT8_MAX) {
+		cs->init_state = (uint8_t)init_state;
+		cs->counts |= CCLD_CS_INIT_READ;
+	}
 	return 0;
 }
 

@@ -38,8 +38,9 @@ enum comm_check commread_check(const struct nccl_layouts *l, pid_t pid, uint64_t
  * Fills EV as a CCLD_EV_COMM_STATE record of the comm at COMM in PID
  * (type, version, pid, id, u.cstate; ts_ns is the caller's): identity
  * (hash, rank, nranks), sum(seqNumber[]) in id.nccl_seq (CCLD_F_SEQ) and
- * per function, collOpCount, opCount, cudaDev.  0, or -errno (-ESTALE: the
- * comm's magic no longer checks out, it was freed meanwhile).
+ * per function, collOpCount, opCount, cudaDev, initState (CCLD_CS_INIT_READ).
+ * 0, or -errno (-ESTALE: the comm's magic no longer checks out, it was
+ * freed meanwhile).
  */
 int commread_state(const struct traced_lib *lib, pid_t pid, uint64_t comm, uint8_t source,
 		   struct ccld_event *ev);

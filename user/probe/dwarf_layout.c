@@ -23,7 +23,7 @@
 #include "dwarf_layout.h"
 
 #define NCCL_MAGIC		0x0280028002800280ULL
-#define CACHE_FORMAT		"ccld-layout 4"
+#define CACHE_FORMAT		"ccld-layout 5"
 #define DEFAULT_CACHE_DIR	"/var/cache/ccld"
 
 #define COMM(f)  offsetof(struct nccl_layouts, comm.f)
@@ -44,6 +44,7 @@ const struct layout_field layout_fields[] = {
 	{ "ncclComm", "nChannels", COMM(n_channels) },
 	{ "ncclComm", "seqNumber", COMM(seq_number) },
 	{ "ncclComm", "endMagic", COMM(end_magic) },
+	{ "ncclComm", "initState", COMM(init_state) },
 	{ "ncclComm", "proxyState", WALK(comm_proxy_state) },
 	{ "ncclComm", "peerInfo", PEER(comm_peer_info) },
 	{ "ncclProxyArgs", "subs", PROXY(args_subs) },

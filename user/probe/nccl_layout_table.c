@@ -22,6 +22,7 @@ const char *const layout_table_fields[] = {
 	"ncclComm.nChannels",
 	"ncclComm.seqNumber",
 	"ncclComm.endMagic",
+	"ncclComm.initState",
 	"ncclComm.proxyState",
 	"ncclComm.peerInfo",
 	"ncclProxyArgs.subs",
@@ -56,7 +57,7 @@ const char *const layout_table_fields[] = {
 	"ncclPeerInfo.cudaDev",
 };
 
-const int layout_table_nfields = 43;
+const int layout_table_nfields = 44;
 
 static const __s32 v2_18_1[] = {
 	-1,	/* ncclComm.startMagic */
@@ -70,6 +71,7 @@ static const __s32 v2_18_1[] = {
 	9408,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11112,	/* ncclComm.initState */
 	10760,	/* ncclComm.proxyState */
 	9104,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -116,6 +118,7 @@ static const __s32 v2_18_3[] = {
 	9416,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11160,	/* ncclComm.initState */
 	10768,	/* ncclComm.proxyState */
 	9104,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -162,6 +165,7 @@ static const __s32 v2_18_5[] = {
 	9416,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11160,	/* ncclComm.initState */
 	10768,	/* ncclComm.proxyState */
 	9104,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -208,6 +212,7 @@ static const __s32 v2_18_6[] = {
 	9672,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11416,	/* ncclComm.initState */
 	11024,	/* ncclComm.proxyState */
 	9360,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -254,6 +259,7 @@ static const __s32 v2_19_1[] = {
 	9416,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11280,	/* ncclComm.initState */
 	10824,	/* ncclComm.proxyState */
 	9104,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -300,6 +306,7 @@ static const __s32 v2_19_3[] = {
 	9672,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11536,	/* ncclComm.initState */
 	11080,	/* ncclComm.proxyState */
 	9360,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -346,6 +353,7 @@ static const __s32 v2_19_4[] = {
 	9672,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	11488,	/* ncclComm.initState */
 	11080,	/* ncclComm.proxyState */
 	9360,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -392,6 +400,7 @@ static const __s32 v2_20_3[] = {
 	10696,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	12584,	/* ncclComm.initState */
 	12112,	/* ncclComm.proxyState */
 	10384,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -438,6 +447,7 @@ static const __s32 v2_20_5[] = {
 	10696,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	-1,	/* ncclComm.endMagic */
+	12584,	/* ncclComm.initState */
 	12112,	/* ncclComm.proxyState */
 	10384,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -484,6 +494,7 @@ static const __s32 v2_21_5[] = {
 	13800,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	16280,	/* ncclComm.endMagic */
+	15704,	/* ncclComm.initState */
 	15216,	/* ncclComm.proxyState */
 	13464,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -530,6 +541,7 @@ static const __s32 v2_22_3[] = {
 	213856,	/* ncclComm.nChannels */
 	-1,	/* ncclComm.seqNumber */
 	219512,	/* ncclComm.endMagic */
+	218928,	/* ncclComm.initState */
 	215296,	/* ncclComm.proxyState */
 	13464,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -576,6 +588,7 @@ static const __s32 v2_23_4[] = {
 	247224,	/* ncclComm.nChannels */
 	252568,	/* ncclComm.seqNumber */
 	253144,	/* ncclComm.endMagic */
+	252512,	/* ncclComm.initState */
 	248824,	/* ncclComm.proxyState */
 	13464,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -622,6 +635,7 @@ static const __s32 v2_24_3[] = {
 	247232,	/* ncclComm.nChannels */
 	252536,	/* ncclComm.seqNumber */
 	252616,	/* ncclComm.endMagic */
+	252480,	/* ncclComm.initState */
 	248768,	/* ncclComm.proxyState */
 	13464,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -668,6 +682,7 @@ static const __s32 v2_25_1[] = {
 	492992,	/* ncclComm.nChannels */
 	500984,	/* ncclComm.seqNumber */
 	501064,	/* ncclComm.endMagic */
+	500928,	/* ncclComm.initState */
 	494656,	/* ncclComm.proxyState */
 	26264,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -714,6 +729,7 @@ static const __s32 v2_26_2[] = {
 	493008,	/* ncclComm.nChannels */
 	501008,	/* ncclComm.seqNumber */
 	506744,	/* ncclComm.endMagic */
+	500952,	/* ncclComm.initState */
 	494672,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -760,6 +776,7 @@ static const __s32 v2_26_3[] = {
 	493008,	/* ncclComm.nChannels */
 	501008,	/* ncclComm.seqNumber */
 	506744,	/* ncclComm.endMagic */
+	500952,	/* ncclComm.initState */
 	494672,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -806,6 +823,7 @@ static const __s32 v2_26_5[] = {
 	493008,	/* ncclComm.nChannels */
 	501008,	/* ncclComm.seqNumber */
 	506744,	/* ncclComm.endMagic */
+	500952,	/* ncclComm.initState */
 	494672,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -852,6 +870,7 @@ static const __s32 v2_26_6[] = {
 	493008,	/* ncclComm.nChannels */
 	501008,	/* ncclComm.seqNumber */
 	506744,	/* ncclComm.endMagic */
+	500952,	/* ncclComm.initState */
 	494672,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -898,6 +917,7 @@ static const __s32 v2_27_3[] = {
 	1066448,	/* ncclComm.nChannels */
 	1074512,	/* ncclComm.seqNumber */
 	1080312,	/* ncclComm.endMagic */
+	1074456,	/* ncclComm.initState */
 	1068144,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -944,6 +964,7 @@ static const __s32 v2_27_5[] = {
 	1066448,	/* ncclComm.nChannels */
 	1074512,	/* ncclComm.seqNumber */
 	1080312,	/* ncclComm.endMagic */
+	1074456,	/* ncclComm.initState */
 	1068144,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -990,6 +1011,7 @@ static const __s32 v2_27_6[] = {
 	1066448,	/* ncclComm.nChannels */
 	1074512,	/* ncclComm.seqNumber */
 	1080312,	/* ncclComm.endMagic */
+	1074456,	/* ncclComm.initState */
 	1068144,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1036,6 +1058,7 @@ static const __s32 v2_27_7[] = {
 	1066448,	/* ncclComm.nChannels */
 	1074512,	/* ncclComm.seqNumber */
 	1080312,	/* ncclComm.endMagic */
+	1074456,	/* ncclComm.initState */
 	1068144,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1082,6 +1105,7 @@ static const __s32 v2_28_3[] = {
 	1066488,	/* ncclComm.nChannels */
 	1075720,	/* ncclComm.seqNumber */
 	1081808,	/* ncclComm.endMagic */
+	1075664,	/* ncclComm.initState */
 	1069304,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1128,6 +1152,7 @@ static const __s32 v2_28_7[] = {
 	1066496,	/* ncclComm.nChannels */
 	1075728,	/* ncclComm.seqNumber */
 	1082960,	/* ncclComm.endMagic */
+	1075672,	/* ncclComm.initState */
 	1069312,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1174,6 +1199,7 @@ static const __s32 v2_28_9[] = {
 	1066496,	/* ncclComm.nChannels */
 	1075728,	/* ncclComm.seqNumber */
 	1082960,	/* ncclComm.endMagic */
+	1075672,	/* ncclComm.initState */
 	1069312,	/* ncclComm.proxyState */
 	26272,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1220,6 +1246,7 @@ static const __s32 v2_29_2[] = {
 	1067016,	/* ncclComm.nChannels */
 	1076856,	/* ncclComm.seqNumber */
 	1084800,	/* ncclComm.endMagic */
+	1076800,	/* ncclComm.initState */
 	1069832,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1266,6 +1293,7 @@ static const __s32 v2_29_3[] = {
 	1067016,	/* ncclComm.nChannels */
 	1076856,	/* ncclComm.seqNumber */
 	1084800,	/* ncclComm.endMagic */
+	1076800,	/* ncclComm.initState */
 	1069832,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1312,6 +1340,7 @@ static const __s32 v2_29_7[] = {
 	1181704,	/* ncclComm.nChannels */
 	1191544,	/* ncclComm.seqNumber */
 	1199584,	/* ncclComm.endMagic */
+	1191488,	/* ncclComm.initState */
 	1184520,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1358,6 +1387,7 @@ static const __s32 v2_30_3[] = {
 	1181712,	/* ncclComm.nChannels */
 	1191560,	/* ncclComm.seqNumber */
 	1199720,	/* ncclComm.endMagic */
+	1191504,	/* ncclComm.initState */
 	1184544,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1404,6 +1434,7 @@ static const __s32 v2_30_4[] = {
 	1181712,	/* ncclComm.nChannels */
 	1191560,	/* ncclComm.seqNumber */
 	1199720,	/* ncclComm.endMagic */
+	1191504,	/* ncclComm.initState */
 	1184544,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */
@@ -1450,6 +1481,7 @@ static const __s32 v2_30_7[] = {
 	1181728,	/* ncclComm.nChannels */
 	1191576,	/* ncclComm.seqNumber */
 	1199736,	/* ncclComm.endMagic */
+	1191520,	/* ncclComm.initState */
 	1184560,	/* ncclComm.proxyState */
 	26784,	/* ncclComm.peerInfo */
 	0,	/* ncclProxyArgs.subs */

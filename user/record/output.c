@@ -96,6 +96,8 @@ void out_comm_json(FILE *f, const struct host_info *h,
 	fprintf(f, ",\"rank\":%d,\"nranks\":%d", c->rank, c->nranks);
 	json_opt_int(f, "arg_nranks", c->arg_nranks, c->arg_nranks >= 0);
 	json_opt_int(f, "arg_rank", c->arg_rank, c->arg_rank >= 0);
+	if (c->id_hash)
+		fprintf(f, ",\"unique_id\":\"%016" PRIx64 "\"", c->id_hash);
 	if (c->fn == CCLD_FN_SPLIT || c->fn == CCLD_FN_SHRINK) {
 		fprintf(f, ",\"parent\":\"%016" PRIx64 "\"", c->parent_hash);
 		json_opt_int(f, "color", c->color, c->fn == CCLD_FN_SPLIT);
@@ -154,6 +156,9 @@ void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *
 			comm_src_name(cs->source));
 		if (cs->source == CCLD_COMM_SRC_PEER)
 			fputs(" its process is gone\n", f);
+		else if ((cs->counts & CCLD_CS_INIT_READ) &&
+			 cs->init_state == CCLD_INIT_IN_PROGRESS)
+			fputs(" inside its init (initState ncclInProgress)\n", f);
 		else if (seq)
 			fprintf(f, " %" PRIu64 " collectives launched\n",
 				(uint64_t)ev->id.nccl_seq);
@@ -176,6 +181,7 @@ void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *
 	json_opt_int(f, "coll_op_count", (int64_t)cs->coll_op_count,
 		     seq && (cs->counts & CCLD_CS_COLL_OP_COUNT));
 	json_opt_int(f, "cuda_dev", cs->cuda_dev, cs->cuda_dev >= 0);
+	json_opt_int(f, "init_state", cs->init_state, cs->counts & CCLD_CS_INIT_READ);
 	fprintf(f, ",\"t_ns\":%" PRId64 "}\n", (int64_t)ev->ts_ns + h->realtime_offset_ns);
 }
 

@@ -246,6 +246,30 @@ static void sink_proxy(void *ctx, const struct comm_rank *cr,
 	}
 }
 
+/*
+ * A comm rank found inside its init in memory (an init the analyzer follows
+ * as one entered before the read: which ncclCommInitRank* is not known), or
+ * whose init ended since: its return, with what initState says
+ */
+static void init_read(struct pipeline *p, const struct comm_rank *cr,
+		      const struct ccld_event *ev)
+{
+	struct an_setup s = {
+		.pid = cr->pid,
+		.group = cr->hash,
+		.kind = AN_SETUP_INIT,
+		.nranks = cr->nranks,
+		.rank = cr->rank,
+		.returned = cr->mem_init_edge < 0,
+		.before = cr->mem_init_edge > 0,
+		.ret = cr->mem_init_edge < 0 ? ev->u.cstate.init_state : 0,
+	};
+
+	snprintf(s.name, sizeof(s.name), "%s", cr->name);
+	wire(p, AW_SETUP, ev->ts_ns)->setup = s;
+	feed_an(p, cr->host_id);
+}
+
 /* a comm rank's state read from memory: its launch counters to the analyzer */
 static void sink_comm_state(void *ctx, const struct comm_rank *cr,
 			    const struct ccld_event *ev)
@@ -259,6 +283,10 @@ static void sink_comm_state(void *ctx, const struct comm_rank *cr,
 		out_comm_state(p->o.out, pipeline_host(p, cr->host_id), cr, ev, p->o.json);
 	if (!cr->hash || cr->rank < 0)
 		return;
+	if (cr->mem_init_edge)
+		init_read(p, cr, ev);
+	if (cr->mem_in_init)
+		return;		/* nothing launched: its counters once it is connected */
 	wire(p, AW_LAUNCHED, ev->ts_ns)->k = an_key_of(p, cr->host_id, cr->pid, cr->hash,
 						       cr->rank, cr->nranks);
 	l = &p->w.launch;

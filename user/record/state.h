@@ -86,7 +86,7 @@ struct comm_call_rec {
 	int32_t parent_rank;	/* ... this rank there, its size (-1 unknown) ... */
 	int32_t parent_nranks;
 	uint32_t split_index;	/* ... and the parent's splits returned before */
-	uint64_t id_hash;	/* InitRank*: the unique id's hash (its ranks share it) */
+	uint64_t id_hash;	/* InitRank*: NCCL's getHash of the unique id: the comm's commHash */
 	char name[64];		/* the config's commName, "" where none */
 	bool has_ret;
 	int64_t ret;
@@ -109,6 +109,12 @@ struct comm_rank {
 	bool ident_from_args;	/* named by its init call with no layout in use: kept */
 	bool mem_read;		/* its state was read from memory (CCLD_EV_COMM_STATE) */
 	bool peer_named;	/* a dead rank, known from a live rank's peer table */
+	/*
+	 * read in memory inside its init (initState ncclInProgress), and what
+	 * the last read changed: +1 found inside, -1 its init ended, 0 neither
+	 */
+	bool mem_in_init;
+	int8_t mem_init_edge;
 	int64_t next_seq;
 	uint32_t group_pending;	/* collectives issued in the open group */
 	uint64_t group_nccl;	/* NCCL's launched count while they were issued */

@@ -213,6 +213,14 @@ void st_on_comm_state(struct state *s, uint32_t host, const struct ccld_event *e
 		cr->from_init = true;
 	cr->mem_read = true;
 	cr->peer_named = ev->u.cstate.source == CCLD_COMM_SRC_PEER;
+	cr->mem_init_edge = 0;
+	if (ev->u.cstate.counts & CCLD_CS_INIT_READ) {
+		bool inside = ev->u.cstate.init_state == CCLD_INIT_IN_PROGRESS;
+
+		if (inside != cr->mem_in_init)
+			cr->mem_init_edge = inside ? 1 : -1;
+		cr->mem_in_init = inside;
+	}
 	if (s->sink.comm_state)
 		s->sink.comm_state(s->sink.ctx, cr, ev);
 }
