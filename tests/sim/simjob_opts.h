@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum skip_which { SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS, SKIP_PPSEND, SKIP_A2A };
+enum skip_which {
+	SKIP_TP, SKIP_TP1, SKIP_DP, SKIP_PP, SKIP_LOSS, SKIP_PPSEND, SKIP_A2A, SKIP_BCAST
+};
 enum pattern { PAT_PLAIN, PAT_PYTORCH, PAT_MOE };
-enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP };
+enum mm_field { MM_OP, MM_COUNT, MM_DTYPE, MM_REDOP, MM_ROOT };
 
 #define SIMJOB_MAX_RANK_ENV	8
 
@@ -44,6 +46,7 @@ struct simjob_opts {
 	int bw_rank, bw_step;
 	double bw_s;
 	int gpu_compute;	/* compute phase as a kernel on the stream */
+	int bcast;		/* --bcast: DDP's buffer broadcast on the DP comm each step */
 	int pattern;		/* enum pattern */
 	/* --rank-env R:NAME=VALUE: NAME=VALUE in rank R's environment */
 	int renv_rank[SIMJOB_MAX_RANK_ENV];
@@ -72,6 +75,8 @@ static const char simjob_usage[] =
 "  --size ELEMS         float32 elements of the gradient buffers (default 4096)\n"
 "  --step-delay MS      extra sleep after every step (default 0)\n"
 "  --init config|rank   world comm by ncclCommInitRankConfig (default) or InitRank\n"
+"  --bcast              each step starts with a broadcast of 16 floats from the\n"
+"                       DP comm's rank 0 (DDP's buffers; plain and pytorch, DP > 1)\n"
 "  --pattern plain|pytorch  how each step drives NCCL (default plain); pytorch:\n"
 "                       compute kernels and every call queued on one stream\n"
 "                       without waiting, 4 same-size TP all-reduces, the\n"
@@ -96,10 +101,11 @@ static const char simjob_usage[] =
 "                       all-reduce of the step), tp1 (the second one), dp, pp\n"
 "                       (the whole pipeline group), ppsend (only its first\n"
 "                       send), a2a (moe: its send to the next DP peer in the\n"
-"                       dispatch all-to-all) or loss (default: the world\n"
-"                       all-reduce)\n"
+"                       dispatch all-to-all), bcast (--bcast's broadcast) or\n"
+"                       loss (default: the world all-reduce)\n"
 "  --mismatch R:S:FIELD rank R's loss all-reduce at step S differs in FIELD:\n"
-"                       op (a Reduce), count, dtype or redop\n"
+"                       op (a Reduce), count, dtype or redop; root: its\n"
+"                       --bcast broadcast names DP rank 1 its root\n"
 "  --slow R:S:F[:N]     rank R's compute phase is F times longer from step S on\n"
 "                       (for N steps; default: to the end)\n"
 "  --hang R:S[:write=PATH]  rank R hangs in CPU code at step S (never returns);\n"
@@ -161,7 +167,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		{ "ranks-per-host", 1, 0, 'R' }, { "stop", 1, 0, 'O' },
 		{ "fault-at-ms", 1, 0, 'F' }, { "rank-env", 1, 0, 'V' },
 		{ "wait-init", 1, 0, 'W' }, { "no-init", 1, 0, 'N' },
-		{ "no-split", 1, 0, 'L' }, { 0, 0, 0, 0 } };
+		{ "no-split", 1, 0, 'L' }, { "bcast", 0, 0, 'b' }, { 0, 0, 0, 0 } };
 	char *rest, *end;
 	int c;
 
@@ -195,6 +201,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 		case 'T': o->timeout_s = atof(optarg); break;
 		case 'v': o->verbose = 1; break;
 		case 'G': o->gpu_compute = 1; break;
+		case 'b': o->bcast = 1; break;
 		case 'X':
 			if (!strcmp(optarg, "plain")) o->pattern = PAT_PLAIN;
 			else if (!strcmp(optarg, "pytorch")) o->pattern = PAT_PYTORCH;
@@ -212,6 +219,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			else if (rest && !strcmp(rest, "pp")) o->skip_which = SKIP_PP;
 			else if (rest && !strcmp(rest, "ppsend")) o->skip_which = SKIP_PPSEND;
 			else if (rest && !strcmp(rest, "a2a")) o->skip_which = SKIP_A2A;
+			else if (rest && !strcmp(rest, "bcast")) o->skip_which = SKIP_BCAST;
 			else if (rest && strcmp(rest, "loss")) return simjob_bad("skip", optarg);
 			break;
 		case 'M':
@@ -221,6 +229,7 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 			else if (!strcmp(rest, "count")) o->mm_field = MM_COUNT;
 			else if (!strcmp(rest, "dtype")) o->mm_field = MM_DTYPE;
 			else if (!strcmp(rest, "redop")) o->mm_field = MM_REDOP;
+			else if (!strcmp(rest, "root")) o->mm_field = MM_ROOT;
 			else return simjob_bad("mismatch", optarg);
 			break;
 		case 'S':
@@ -307,6 +316,16 @@ static int simjob_parse(int argc, char **argv, struct simjob_opts *o)
 	}
 	if (o->skip_rank >= 0 && o->skip_which == SKIP_A2A && o->pattern != PAT_MOE) {
 		fprintf(stderr, "ccld-simjob: --skip R:S:a2a needs --pattern moe\n");
+		return -1;
+	}
+	if (o->bcast && (o->pattern == PAT_MOE || o->ranks / (o->tp * o->pp) < 2)) {
+		fprintf(stderr, "ccld-simjob: --bcast needs a DP comm (DP > 1) and --pattern plain or "
+			"pytorch\n");
+		return -1;
+	}
+	if (!o->bcast && ((o->skip_rank >= 0 && o->skip_which == SKIP_BCAST) ||
+			  (o->mm_rank >= 0 && o->mm_field == MM_ROOT))) {
+		fprintf(stderr, "ccld-simjob: --skip R:S:bcast and --mismatch R:S:root need --bcast\n");
 		return -1;
 	}
 	if (o->steps < 0 || o->size < 4 || o->compute_ms < 0 || o->jitter_pct < 0 ||

@@ -10,7 +10,7 @@
  * the CPU or as a kernel, the world comm by InitRank or InitRankConfig.
  * The fault: none, or one of every kind the analyzer names, at a random
  * rank and a random time: H1 (CPU hang, blocked write, exit, SIGSTOP, a
- * call or one send of a group skipped), H2 (op, count, dtype or redop of
+ * call or one send of a group skipped, never calling init), H2 (op, count, dtype or redop of
  * the loss all-reduce), H3 (network or GPU stall), S1 (compute or GPU
  * slow), S2 (network slow).  And how a tracer attaches: at the start, mid
  * run before the fault, or after it (with the exited rank left a zombie).
@@ -90,7 +90,7 @@ void simjob_random(unsigned long long seed, struct simjob_draw *d)
 	static const char *const mm_name[] = { "op", "count", "dtype", "redop" };
 	const char *skips[8], *which = "", *comm = "";
 	int pat, tp, pp, dp, n, hosts, fault, rank, nskip = 0, attach, zombie = 0;
-	int onset_ms, hang_like, gpu_compute = 0;
+	int onset_ms, hang_like, gpu_compute = 0, noinit = 0;
 	double attach_s, factor = 0;
 	struct rng r = { seed * 0x2545f4914f6cdd1dULL + 1 };
 	size_t used = 0;
@@ -181,16 +181,14 @@ void simjob_random(unsigned long long seed, struct simjob_draw *d)
 		comm = !strcmp(which, "loss") ? "world" : !strncmp(which, "tp", 2) ? "tp" :
 		       !strcmp(which, "dp") || !strcmp(which, "a2a") ? "dp" :
 		       pat == 0 ? "pp" : "world";
-		arg(d, &used, "--skip");
-		arg(d, &used, "%d:0:%s", rank, which);
 	} else if (fault == F_MISMATCH) {
 		which = mm_name[pick(&r, 0, 3)];
 		comm = "world";
-		arg(d, &used, "--mismatch");
-		arg(d, &used, "%d:0:%s", rank, which);
-	} else if (fault == F_HANG || fault == F_HANG_WRITE) {
+	} else if (fault == F_HANG_WRITE) {
 		arg(d, &used, "--hang");
-		arg(d, &used, fault == F_HANG ? "%d:0" : "%d:0:write=ckpt.fifo", rank);
+		arg(d, &used, "%d:0:write=ckpt.fifo", rank);
+	} else if (fault == F_HANG) {
+		/* below: a CPU hang, or one that never calls its init */
 	} else if (fault == F_EXIT) {
 		arg(d, &used, "--exit");
 		arg(d, &used, "%d:0", rank);
@@ -218,7 +216,7 @@ void simjob_random(unsigned long long seed, struct simjob_draw *d)
 				 sizeof(d->fault_env) - strlen(d->fault_env), " factor=%g", factor);
 		gpu_compute = fault == F_GPUSLOW;
 	}
-	if (fault != F_NONE && !d->fault_env[0]) {
+	if (fault != F_NONE && fault != F_HANG && !d->fault_env[0]) {
 		arg(d, &used, "--fault-at-ms");
 		arg(d, &used, "%d", onset_ms);
 	}
@@ -234,6 +232,43 @@ void simjob_random(unsigned long long seed, struct simjob_draw *d)
 	 */
 	if (fault == F_NETSLOW)
 		d->net_us = pick(&r, 500, 2000);
+	/*
+	 * A CPU hang in three is a rank that never calls its init, the others
+	 * waiting inside theirs (onset: the job's start; a tracer attached mid
+	 * run or late finds them there in memory).  Drawn last, as net_us.
+	 */
+	/*
+	 * Seeds from 1000 on: half the plain and pytorch jobs with a DP comm
+	 * start each step with DDP's buffer broadcast from its rank 0, and a
+	 * skip or a mismatch then hits it one time in three (skip: the
+	 * broadcast; mismatch: its root).  Drawn last, so the seeds below
+	 * 1000 (the regression seeds, the tables) keep their draws.
+	 */
+	if (seed >= 1000 && pat != 2 && dp > 1 && pick(&r, 0, 1)) {
+		arg(d, &used, "--bcast");
+		if ((fault == F_SKIP || fault == F_MISMATCH) && pick(&r, 0, 2) == 0) {
+			which = fault == F_SKIP ? "bcast" : "root";
+			comm = "dp";
+		}
+	}
+	if (fault == F_SKIP || fault == F_MISMATCH) {
+		arg(d, &used, fault == F_SKIP ? "--skip" : "--mismatch");
+		arg(d, &used, "%d:0:%s", rank, which);
+	}
+	if (fault == F_HANG) {
+		noinit = pick(&r, 0, 2) == 0;
+		if (noinit) {
+			arg(d, &used, "--no-init");
+			arg(d, &used, "%d", rank);
+			comm = "world";
+			onset_ms = 0;
+		} else {
+			arg(d, &used, "--hang");
+			arg(d, &used, "%d:0", rank);
+			arg(d, &used, "--fault-at-ms");
+			arg(d, &used, "%d", onset_ms);
+		}
+	}
 
 	snprintf(d->json, sizeof(d->json),
 		 "{\"seed\":%llu,\"pattern\":\"%s\",\"ranks\":%d,\"tp\":%d,\"pp\":%d,\"dp\":%d,"
@@ -241,7 +276,8 @@ void simjob_random(unsigned long long seed, struct simjob_draw *d)
 		 "\"which\":\"%s\",\"comm\":\"%s\",\"factor\":%g,\"onset_ms\":%d,"
 		 "\"fault_env\":\"%s\",\"net_us\":%d,\"attach\":\"%s\",\"attach_s\":%g,"
 		 "\"zombie\":%d}",
-		 seed, pat_name[pat], n, tp, pp, dp, hosts, fault_name[fault], fault_class[fault],
+		 seed, pat_name[pat], n, tp, pp, dp, hosts, noinit ? "noinit" : fault_name[fault],
+		 fault_class[fault],
 		 fault == F_NONE ? -1 : rank, which, comm, factor,
 		 fault == F_NONE ? -1 : onset_ms, d->fault_env, d->net_us, attach_name[attach],
 		 attach_s, zombie);

@@ -111,6 +111,7 @@ static void gpu_compute_kernel(void *arg)
  * durations must live until they ran, i.e. until the step's event completed.
  */
 #define PT_KERNELS 4
+#define BCAST_N 16	/* --bcast: floats broadcast per step */
 static double g_kernel_us[PT_KERNELS];
 
 static void compute_kernel(cudaStream_t s, int k, double ms)
@@ -551,7 +552,7 @@ int main(int argc, char **argv)
 	cudaStream_t s;
 	cudaEvent_t ev;
 	size_t size, blk, act, i;
-	float *tpb[PT_KERNELS], *dpg, *dps, *dpf, *acts, *actr, *grds, *grdr, *loss;
+	float *tpb[PT_KERNELS], *dpg, *dps, *dpf, *acts, *actr, *grds, *grdr, *loss, *bcb;
 	int32_t *bar;
 	double t0, tstart, total_ms = 0, max_ms = 0;
 	long colls = 0, p2ps = 0;
@@ -584,6 +585,7 @@ int main(int argc, char **argv)
 			sleep_ms(20);
 	}
 	if (o.noinit_rank == g_rank) {
+		mark_fault("noinit", -1);
 		fprintf(stderr, "rank %d: never calling init (injected)\n", g_rank);
 		for (;;)
 			pause();
@@ -624,6 +626,7 @@ int main(int argc, char **argv)
 	grds = dalloc(act * 4);
 	grdr = dalloc(act * 4);
 	loss = dalloc(16);
+	bcb = dalloc(BCAST_N * 4);
 	bar = dalloc(4);
 	tp_ctx[1] = tp;
 	for (k = 0; k < tp; k++)
@@ -680,6 +683,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "all ranks: checkpoint pause %g s at step %d\n",
 					o.pause_s, step);
 			sleep_ms(o.pause_s * 1e3);
+		}
+		/* DDP: the module's buffers from the DP comm's rank 0 */
+		if (o.bcast && skip != SKIP_BCAST) {
+			for (i = 0; i < BCAST_N; i++)
+				bcb[i] = dpi == 0 ? (float)(step + i) : -1.0f;
+			NCCLOK(ncclBroadcast(bcb, bcb, BCAST_N, ncclFloat,
+					     mm && o.mm_field == MM_ROOT ? 1 : 0, cdp, s));
+			colls++;
 		}
 		/* compute phase */
 		if (o.jitter_pct > 0)
@@ -805,6 +816,12 @@ int main(int argc, char **argv)
 		}
 		if (dp > 1 && skip != SKIP_DP)
 			expect_f("DP reduce-scatter/all-gather", step, dpf, blk * dp, want_sum_dp, dp_ctx);
+		for (i = 0; o.bcast && !mm && i < BCAST_N; i++)
+			if (bcb[i] != (float)(step + i) && g_errors++ < 10) {
+				fprintf(stderr, "rank %d step %d: broadcast element %zu is %g, want %g\n",
+					g_rank, step, i, bcb[i], (float)(step + i));
+				break;
+			}
 		if (step == o.bw_step && *bar != n && g_errors++ < 10)
 			fprintf(stderr, "rank %d step %d: barrier all-reduce %d, want %d\n", g_rank, step,
 				*bar, n);

@@ -56,8 +56,14 @@ assert p2p == 8 * 200 * 2, p2p
 print(f"{len(recs)} call records, {ncomm} communicators, {len(byseq)} collective rounds consistent")
 PY
 
+# DDP's buffer broadcast each step (--bcast): checked on every rank
+"$JOB" --ranks 4 --pp 2 --steps 30 --compute-ms 1 --bcast --timeout 60 >"$TMP/bc.out" 2>&1 ||
+	{ tail "$TMP/bc.out"; fail "--bcast job failed"; }
+grep -q '4 ranks, all ok' "$TMP/bc.out" || fail "--bcast: $(tail -2 "$TMP/bc.out")"
+
 # application faults hang the job instead of completing it
-for f in "--mismatch 1:3:count" "--skip 2:3:loss" "--exit 3:2"; do
+for f in "--mismatch 1:3:count" "--skip 2:3:loss" "--exit 3:2" "--bcast --skip 1:3:bcast" \
+	"--bcast --mismatch 3:3:root"; do
 	# shellcheck disable=SC2086
 	"$JOB" --ranks 4 --steps 20 --compute-ms 1 --timeout 3 $f >"$TMP/f.out" 2>&1
 	rc=$?
@@ -85,5 +91,7 @@ CCLD_SIM_TRANSPORT=rdma "$JOB" --ranks 2 --steps 2 >"$TMP/bad.out" 2>&1 &&
 grep -q 'CCLD_SIM_TRANSPORT=rdma: expected shm or socket' "$TMP/bad.out" ||
 	fail "no clear error for a bad transport: $(tail -3 "$TMP/bad.out")"
 "$JOB" --ranks 6 --tp 4 >/dev/null 2>&1 && fail "--ranks 6 --tp 4 accepted"
+"$JOB" --ranks 4 --skip 1:3:bcast >/dev/null 2>&1 && fail "--skip R:S:bcast without --bcast accepted"
+"$JOB" --ranks 4 --tp 4 --bcast >/dev/null 2>&1 && fail "--bcast without a DP comm accepted"
 "$JOB" --help | grep -q -- '--barrier-wait' || fail "--help incomplete"
 exit 0
