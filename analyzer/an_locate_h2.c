@@ -63,6 +63,48 @@ int loc_fn_of_nccl_func(int f)
 
 /* ---- H2: signatures of the ranks that entered round S ---------------- */
 
+/* rank RK's call at seq SEQ as its calls give it (not read in memory), or NULL */
+static const struct an_sig *sig_at(const struct an_rank *rk, int64_t seq)
+{
+	const struct an_sig *s;
+
+	if (seq < 0)
+		return NULL;
+	s = &rk->hist[seq % AN_HIST];
+	return s->seq == seq && !(s->flags & SIG_MEM) ? s : NULL;
+}
+
+/*
+ * Does an op like MIN follow one like MAJ in C's order: a rank's calls at
+ * seq k and k + 1, both before SEQ, or a majority rank's own call after
+ * SEQ?  Then a rank that called MIN at SEQ where the
+ * others called MAJ left MAJ out and went on to the next op (seed 1340:
+ * DDP's buffer broadcast skipped, its reduce-scatter in the broadcast's
+ * round), an H1, not two ranks calling different ops.
+ */
+static bool follows_in_order(const struct an_comm *c, int64_t seq, const struct an_sig *maj,
+			     const struct an_sig *min)
+{
+	int32_t r;
+	int64_t k;
+
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+		const struct an_sig *a, *b;
+
+		/* the rounds before, both of them done with */
+		for (k = seq - AN_HIST + 1; k + 1 < seq; k++)
+			if ((a = sig_at(rk, k)) && (b = sig_at(rk, k + 1)) && sig_eq(a, maj) &&
+			    sig_eq(b, min))
+				return true;
+		/* a rank of the majority already called its next op */
+		if ((a = sig_at(rk, seq)) && (b = sig_at(rk, seq + 1)) && sig_eq(a, maj) &&
+		    sig_eq(b, min))
+			return true;
+	}
+	return false;
+}
+
 #define MAX_GROUPS 8
 
 struct group {
@@ -70,6 +112,36 @@ struct group {
 	uint32_t n;
 	uint32_t seen;		/* in the ranks' history before S */
 };
+
+/*
+ * H1: the ranks that called MIN at the stuck round, MAJ's successor in the
+ * comm's order, left MAJ out; NMAJ ranks wait in it
+ */
+static bool skipped_op(struct an *an, struct an_comm *c, struct an_status *st,
+		       const struct an_sig *maj, const struct an_sig *min, uint32_t nmaj)
+{
+	int32_t r;
+
+	st->cls = AN_H1;
+	st->fn = maj->fn;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_sig *s = sig_at(&c->r[r], st->seq);
+
+		if (live(&c->r[r]) && s && sig_eq(s, min))
+			add_cul(an, st, r);
+	}
+	loc_rank_list(st, st->cul, st->ncul);
+	an_text(st, " never called %s seq %" PRId64 " of comm %016" PRIx64 ": %s call there"
+		" is %s, the op that comes after %s in this comm's order, so %s left the %s"
+		" out; %u rank%s wait%s in it", an_fn_name(maj->fn), st->seq, c->hash,
+		st->ncul > 1 ? "their" : "its", an_fn_name(min->fn), an_fn_name(maj->fn),
+		st->ncul > 1 ? "they" : "it", an_fn_name(maj->fn), nmaj, nmaj == 1 ? "" : "s",
+		nmaj == 1 ? "s" : "");
+	an_val_s(st, "skipped", an_fn_name(maj->fn));
+	an_val_s(st, "called_instead", an_fn_name(min->fn));
+	an_val_i(st, "waiting_ranks", nmaj);
+	return true;
+}
 
 static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 {
@@ -106,6 +178,16 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 			maj = i;
 	for (i = 0; i < ng; i++)
 		tie |= i != maj && g[i].n == g[maj].n;
+	/* two op types, one the other's successor: who left an op out (a tie too) */
+	if (ng == 2 && g[0].sig.fn != g[1].sig.fn) {
+		bool f01 = follows_in_order(c, st->seq, &g[0].sig, &g[1].sig);
+		bool f10 = follows_in_order(c, st->seq, &g[1].sig, &g[0].sig);
+
+		uint32_t left = f01 ? 0 : 1;	/* the op left out */
+
+		if (f01 != f10 && (tie || left == maj))
+			return skipped_op(an, c, st, &g[left].sig, &g[!left].sig, g[left].n);
+	}
 	if (tie) {
 		/* no majority: the signature the job used before is the norm */
 		for (r = 0; r < c->nranks; r++)

@@ -128,6 +128,54 @@ static void test_minority_ahead(void)
 	sim_fini(&s);
 }
 
+/*
+ * A DP comm's step: a broadcast (DDP's buffers), a reduce-scatter, an
+ * all-gather.  Rank 3 leaves the broadcast out and calls the reduce-scatter
+ * in its round: H1 naming it, not an H2 of two op types (random job 1340).
+ * The same with no broadcast before (nothing says what follows what): the
+ * H2 stays.  And in a 2-rank comm, one against one, the order alone says
+ * which of the two left an op out (job 1340's DP comm: the seen counts
+ * took the reduce-scatter for the norm and named the other rank).
+ */
+static void test_skipped_op(bool history, int n, int odd)
+{
+	char want[256], cul[8];
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, n, NULL);
+	for (i = 0; i < 3; i++) {
+		if (history)
+			sim_round(&s, TP, CCLD_FN_BROADCAST, 16, 7);
+		sim_round(&s, TP, CCLD_FN_REDUCESCATTER, 1024, 7);
+		sim_round(&s, TP, CCLD_FN_ALLGATHER, 256, 7);
+		sim_step(&s, 10000000);
+	}
+	for (r = 0; r < n; r++)
+		sim_call(&s, TP, r, r == odd ? CCLD_FN_REDUCESCATTER : CCLD_FN_BROADCAST,
+			 r == odd ? 1024 : 16, 7);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	v = &s.v[0];
+	snprintf(cul, sizeof(cul), "%d", odd);
+	CHECK_STR(sim_culprits(v), cul);
+	CHECK_INT(v->seq, history ? 9 : 6);
+	if (history) {
+		CHECK_INT(v->cls, AN_H1);
+		snprintf(want, sizeof(want), "rank %d never called Broadcast seq 9 of comm "
+			 "00000000abcdef01: its call there is ReduceScatter, the op that comes"
+			 " after Broadcast in this comm's order, so it left the Broadcast out;"
+			 " %d rank%s in it", odd, n - 1, n - 1 > 1 ? "s wait" : " waits");
+		CHECK(strstr(v->text, want) != NULL);
+		CHECK(sim_val(v, "skipped") && !strcmp(sim_val(v, "skipped")->s, "Broadcast"));
+	} else {
+		CHECK_INT(v->cls, AN_H2);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	static const struct mm cases[] = {
@@ -144,5 +192,8 @@ int main(void)
 		test_field(&cases[i]);
 	test_tie();
 	test_minority_ahead();
+	test_skipped_op(true, 4, 3);
+	test_skipped_op(false, 4, 3);
+	test_skipped_op(true, 2, 0);
 	return check_finish("test_an_h2");
 }
