@@ -295,7 +295,13 @@ static int definite_in_tree(const struct node *nodes, int nn, int j)
 	return -1;
 }
 
-static void reroot_failing_senders(struct node *nodes, int nn)
+/*
+ * A root that only shows the effect of a network failure another comm
+ * locates yields to that comm: an unseen sender's own send failing
+ * (sender_failing_node), or data that left and never arrived in its tree
+ * (definite_in_tree)
+ */
+static void reroot_to_net_failures(struct node *nodes, int nn)
 {
 	int j, m;
 
@@ -886,7 +892,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
-	reroot_failing_senders(nodes, nn);
+	reroot_to_net_failures(nodes, nn);
 	spmd_roots(nodes, nn);
 	merge_weak_roots(an, nodes, nn);
 }
