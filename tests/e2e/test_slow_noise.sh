@@ -6,7 +6,8 @@
 #  - healthy job: no slow verdict.  The noise is real: the same capture,
 #    replayed with no minimum (--slow-min-iters 1 --slow-min-s 0), gives
 #    slow verdicts;
-#  - rank 3 computing 2x longer from step 250 on (sustained), same noise:
+#  - rank 3 computing 2x longer from step 250 on (sustained), same noise,
+#    the job stopped 2 s after the first root verdict:
 #    still named, S1 root.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/e2e/simjob_lib.sh"
@@ -27,9 +28,11 @@ hog_bursts() {
 	done
 }
 
-# run NAME STEPS "JOB ARGS": the job under noise, traced; verdicts in NAME.jsonl
+# run NAME STEPS "JOB ARGS" [ROOT]: the job under noise, traced; verdicts in
+# NAME.jsonl.  ROOT=1: stopped 2 s after the first root verdict (the steps
+# after it add nothing to judge by); else it runs to its end
 run() {
-	local name=$1 steps=$2 jobargs=$3 hog
+	local name=$1 steps=$2 jobargs=$3 root=${4:-0} hog
 	rm -rf "$TMP/log" "$TMP/pids" "$TMP/go"
 	# shellcheck disable=SC2086
 	start_job "${BASE[@]}" --steps "$steps" $jobargs --wait-start "$TMP/go"
@@ -39,7 +42,13 @@ run() {
 	hog_bursts 60 &
 	hog=$!
 	at_exit "kill $hog"
-	wait_job
+	if [ "$root" = 1 ]; then
+		WAIT_S=60 wait_for grep -qs '"role":"root"' "$TMP/$name.jsonl"
+		sleep 2
+		stop_job "$JOB"
+	else
+		wait_job
+	fi
 	kill "$hog" 2>/dev/null
 	pkill -f 'while :; do :; done' 2>/dev/null
 	sleep 0.5
@@ -59,7 +68,7 @@ n=$(slow_verdicts "$TMP/healthy.nomin")
 [ "$n" -gt 0 ] || fail "the noise slowed nothing: no verdict even with no minimum duration"
 echo "healthy: ok: no verdict under noise ($n without the minimum duration)"
 
-run straggler 700 "--slow 3:250:2"
+run straggler 700 "--slow 3:250:2" 1
 pid3=$(awk '$1 == 3 { print $2 }' "$TMP/pids")
 python3 - "$TMP/straggler.jsonl" "$pid3" <<'EOF' || fail "straggler under noise not named"
 import json, sys
