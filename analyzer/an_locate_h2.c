@@ -154,10 +154,10 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 	int j;
 
 	for (r = 0; r < c->nranks; r++) {
-		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
-
 		/* launched as read from memory: its arguments are not known */
-		if (!live(&c->r[r]) || s->seq != st->seq || (s->flags & SIG_MEM))
+		const struct an_sig *s = sig_at(&c->r[r], st->seq);
+
+		if (!live(&c->r[r]) || !s)
 			continue;
 		for (i = 0; i < ng && !sig_eq(&g[i].sig, s); i++)
 			;
@@ -211,9 +211,9 @@ static bool check_h2(struct an *an, struct an_comm *c, struct an_status *st)
 	st->cls = AN_H2;
 	st->fn = g[maj].sig.fn;
 	for (r = 0; r < c->nranks; r++) {
-		const struct an_sig *s = &c->r[r].hist[st->seq % AN_HIST];
+		const struct an_sig *s = sig_at(&c->r[r], st->seq);
 
-		if (!live(&c->r[r]) || s->seq != st->seq || (s->flags & SIG_MEM))
+		if (!live(&c->r[r]) || !s)
 			continue;
 		/* a true tie names both sides: never guess */
 		if (tie || !sig_eq(s, &g[maj].sig))

@@ -678,6 +678,13 @@ struct new_comm {
 	int32_t rank, nranks;	/* -1: unknown */
 };
 
+/* CR is a rank of a comm in a process on this host that is still there */
+static bool local_live(const struct snapshot *s, const struct comm_rank *cr)
+{
+	return cr->comm && cr->host_id == s->host && cr->state != RS_EXITED &&
+	       cr->state != RS_DESTROYED;
+}
+
 void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn emit, void *ctx)
 {
 	const struct comm_rank *cr;
@@ -687,8 +694,7 @@ void snapshot_new_comms(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 
 	/* collect first: emitting changes the state being iterated */
 	for (it = 0; (cr = state_next_rank(s->st, &it));) {
-		if (cr->mem_read || cr->peer_named || !cr->comm || cr->host_id != s->host ||
-		    cr->state == RS_EXITED || cr->state == RS_DESTROYED ||
+		if (cr->mem_read || cr->peer_named || !local_live(s, cr) ||
 		    cr->state == RS_INITIALISING)
 			continue;
 		if (n == cap) {
@@ -740,8 +746,7 @@ void snapshot_init_poll(struct snapshot *s, uint64_t now_ns, snapshot_emit_fn em
 	size_t it, n = 0, i;
 
 	for (it = 0; (cr = state_next_rank(s->st, &it)) && n < 64;) {
-		if (!cr->mem_in_init || cr->host_id != s->host || !cr->comm ||
-		    cr->state == RS_EXITED || cr->state == RS_DESTROYED)
+		if (!cr->mem_in_init || !local_live(s, cr))
 			continue;
 		comms[n] = cr->comm;
 		pids[n++] = cr->pid;
@@ -787,8 +792,7 @@ void snapshot_refresh(struct snapshot *s, uint64_t hash, const uint32_t *sus, si
 	size_t it, n = 0, np, i, j;
 
 	for (it = 0; (cr = state_next_rank(s->st, &it)) && n < 64;) {
-		if (cr->hash != hash || cr->host_id != s->host || !cr->comm || cr->peer_named ||
-		    cr->state == RS_EXITED || cr->state == RS_DESTROYED)
+		if (cr->hash != hash || cr->peer_named || !local_live(s, cr))
 			continue;
 		comms[n] = cr->comm;
 		pids[n++] = cr->pid;
