@@ -34,31 +34,47 @@ setup_hang() {
 	stop_job "$JOB"
 }
 
-setup_hang init --no-init 2
-
-python3 - "$TMP/init.jsonl" "$TMP/pids" <<'PY' || fail "wrong verdict"
+# one_h1 NAME RANK MAX_LATE COMM_NAME WANT...: NAME.jsonl holds one verdict,
+# an H1 naming rank RANK's process, the launcher's global rank RANK, on the
+# comm whose name is COMM_NAME ("-": not checked), within MAX_LATE s of its
+# onset ("-": not timed), its text saying each WANT ({pid}: that process,
+# {comm}: the verdict's comm)
+one_h1() {
+	python3 - "$TMP/$1.jsonl" "$TMP/pids" "${@:2}" <<'PY' || fail "$1: wrong verdict"
 import json, sys
-vs = [json.loads(l) for l in open(sys.argv[1]) if '"verdict"' in l]
-pid2 = next(int(l.split()[1]) for l in open(sys.argv[2]) if l.split()[0] == "2")
+path, pids, rank, max_late, name = sys.argv[1:6]
+vs = [json.loads(l) for l in open(path) if '"verdict"' in l]
+pid = next(int(l.split()[1]) for l in open(pids) if l.split()[0] == rank)
+rank = int(rank)
 bad = []
 if len(vs) != 1:
     bad.append(f"expected one verdict, got {len(vs)}")
 v = vs[0]
 t = v["evidence"]["text"]
-if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(2, pid2)]:
-    bad.append(f"not an H1 naming rank 2 (pid {pid2})")
-for want in ('rank 2 of the 4 ranks never called ncclCommInitRankConfig ("world")',
-             "ranks 0,1,3 wait inside it", f"rank 2 is global rank 2, pid {pid2}",
-             "sleeping in pause()"):
+if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(rank, pid)]:
+    bad.append(f"not an H1 naming rank {rank} (pid {pid})")
+if v["culprits"][0].get("global_rank") != rank:
+    bad.append(f"no global_rank {rank} in the culprit")
+if name != "-" and v.get("comm_info", {}).get("name") != name:
+    bad.append(f"not on the {name} comm")
+for want in sys.argv[6:]:
+    want = want.format(pid=pid, comm=v["comm"])
     if want not in t:
         bad.append(f"the text does not say {want!r}")
-if v["culprits"][0].get("global_rank") != 2:
-    bad.append("no global_rank 2 in the culprit")
+late = (v["detected_ns"] - v["onset_ns"]) / 1e9
+if max_late != "-" and not late <= float(max_late):
+    bad.append("late: %.1f s after its onset" % late)
 for b in bad:
     print(b)
 print(json.dumps(v))
 sys.exit(1 if bad else 0)
 PY
+}
+
+setup_hang init --no-init 2
+
+one_h1 init 2 - - 'rank 2 of the 4 ranks never called ncclCommInitRankConfig ("world")' \
+	"ranks 0,1,3 wait inside it" "rank 2 is global rank 2, pid {pid}" "sleeping in pause()"
 replay_same init --stall "$STALL"
 echo "ok: the rank that never called init named at init, with its process"
 
@@ -79,30 +95,8 @@ if len(inits) != 4 or any(e.get("unique_id") != e.get("comm") for e in inits):
     sys.exit(1)
 PY
 
-python3 - "$TMP/split.jsonl" "$TMP/pids" <<'PY' || fail "split: wrong verdict"
-import json, sys
-vs = [json.loads(l) for l in open(sys.argv[1]) if '"verdict"' in l]
-pid1 = next(int(l.split()[1]) for l in open(sys.argv[2]) if l.split()[0] == "1")
-bad = []
-if len(vs) != 1:
-    bad.append(f"expected one verdict, got {len(vs)}")
-v = vs[0]
-t = v["evidence"]["text"]
-if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(1, pid1)]:
-    bad.append(f"not an H1 naming rank 1 (pid {pid1})")
-if v.get("comm_info", {}).get("name") != "world":
-    bad.append("not on the world comm")
-for want in (f"rank 1 of the 4 ranks of comm {v['comm']} never called ncclCommSplit",
-             "ranks 0,2,3 wait inside it", f"is pid {pid1}", "sleeping in pause()"):
-    if want not in t:
-        bad.append(f"the text does not say {want!r}")
-if v["culprits"][0].get("global_rank") != 1:
-    bad.append("no global_rank 1 in the culprit")
-for b in bad:
-    print(b)
-print(json.dumps(v))
-sys.exit(1 if bad else 0)
-PY
+one_h1 split 1 - world "rank 1 of the 4 ranks of comm {comm} never called ncclCommSplit" \
+	"ranks 0,2,3 wait inside it" "is pid {pid}" "sleeping in pause()"
 replay_same split --stall "$STALL"
 echo "ok: the rank that never called its split named at the split, with its process"
 
@@ -121,30 +115,9 @@ stop_tracer init-late
 stop_job "$JOB"
 grep -q "3 comm rank(s) of 4 process" "$TMP/init-late.err" ||
 	fail "init-late: the ranks inside their init not read in memory: $(cat "$TMP/init-late.err")"
-python3 - "$TMP/init-late.jsonl" "$TMP/pids" "$STALL" <<'PY' || fail "init-late: wrong verdict"
-import json, sys
-vs = [json.loads(l) for l in open(sys.argv[1]) if '"verdict"' in l]
-pid2 = next(int(l.split()[1]) for l in open(sys.argv[2]) if l.split()[0] == "2")
-bad = []
-if len(vs) != 1:
-    bad.append(f"expected one verdict, got {len(vs)}")
-v = vs[0]
-t = v["evidence"]["text"]
-if v["class"] != "H1" or [(c["rank"], c["pid"]) for c in v["culprits"]] != [(2, pid2)]:
-    bad.append(f"not an H1 naming rank 2 (pid {pid2})")
-for want in ("rank 2 of the 4 ranks never called ncclCommInitRank*",
-             "ranks 0,1,3 wait inside it for", "or more (inside it when ccld attached)",
-             f"rank 2 is global rank 2, pid {pid2}", "sleeping in pause()"):
-    if want not in t:
-        bad.append(f"the text does not say {want!r}")
 # its onset is the attach: the verdict within the stall time and 2 s
-late = (v["detected_ns"] - v["onset_ns"]) / 1e9
-if not late <= float(sys.argv[3]) + 2:
-    bad.append("late: %.1f s after the attach" % late)
-for b in bad:
-    print(b)
-print(json.dumps(v))
-sys.exit(1 if bad else 0)
-PY
+one_h1 init-late 2 $((STALL + 2)) - "rank 2 of the 4 ranks never called ncclCommInitRank*" \
+	"ranks 0,1,3 wait inside it for" "or more (inside it when ccld attached)" \
+	"rank 2 is global rank 2, pid {pid}" "sleeping in pause()"
 replay_same init-late --stall "$STALL"
 echo "ok: ranks found inside their init in memory: the rank that never called it named"
