@@ -296,6 +296,48 @@ static int definite_in_tree(const struct node *nodes, int nn, int j)
 }
 
 /*
+ * A root that is a receive starving from a sender that shows no side of
+ * the op, where the sender is the one culprit of an H1 whose CPU stopped
+ * on its own (its GPU held in no comm): the sender never reached its send.
+ * That H1 is the root, the receive its cascade, even where the receiver's
+ * GPU is in the op (closed).  Random job 1148: rank 0 stopped in a
+ * checkpoint write; its pipeline peer's receive from it starving read as
+ * data lost at that receiver, a root naming the receiver beside the H1.
+ */
+static int sender_stuck_node(const struct node *nodes, int nn, int j)
+{
+	const struct an_status *st = &nodes[j].c->st;
+	uint32_t sender;
+	int m;
+
+	if (st->cls != AN_H3 || !st->t4_sender_unseen || st->t4_peer < 0 ||
+	    st->t4_peer >= nodes[j].c->nranks || !(sender = nodes[j].c->r[st->t4_peer].proc))
+		return -1;
+	for (m = 0; m < nn; m++) {
+		const struct an_status *sm = &nodes[m].c->st;
+
+		if (m != j && sm->cls == AN_H1 && sm->ncul == 1 && !nodes[m].held &&
+		    nodes[m].c->r[sm->cul[0]].proc == sender)
+			return m;
+	}
+	return -1;
+}
+
+static void reroot_to_stuck_senders(struct node *nodes, int nn)
+{
+	int j, m;
+
+	for (j = 0; j < nn; j++) {
+		if (nodes[j].edge >= 0 || (m = sender_stuck_node(nodes, nn, j)) < 0)
+			continue;
+		if (root_of(nodes, nn, m) == j)
+			nodes[m].edge = -1;
+		nodes[j].edge = m;
+		nodes[j].closed = false;
+	}
+}
+
+/*
  * A root that only shows the effect of a network failure another comm
  * locates yields to that comm: an unseen sender's own send failing
  * (sender_failing_node), or data that left and never arrived in its tree
@@ -892,6 +934,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
+	reroot_to_stuck_senders(nodes, nn);
 	reroot_to_net_failures(nodes, nn);
 	spmd_roots(nodes, nn);
 	merge_weak_roots(an, nodes, nn);

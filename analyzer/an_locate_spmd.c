@@ -9,8 +9,8 @@
  * (H3, the skipper a step late).  Counted against D it stands out: fewer
  * of C's ops before D's round (it skipped one of C's) or more (it skipped
  * one of D's, and ran ahead on C).  Which of C's ranks is the odd one is
- * what the other comms of C's size say (their ranks agree on one count),
- * else the majority of C's ranks.
+ * what the other comms of C's role say (their ranks agree on one count,
+ * one of C's ranks' counts), else the majority of C's ranks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -111,13 +111,24 @@ static struct an_comm *outer_comm(struct an *an, const struct an_comm *c)
 	return best;
 }
 
+/* the op type rank K of C entered at SEQ, -1 not kept */
+static int fn_at(const struct an_comm *c, int32_t k, int64_t seq)
+{
+	const struct an_sig *g = &c->r[k].hist[(uint64_t)seq % AN_HIST];
+
+	return seq >= 0 && g->seq == seq ? g->fn : -1;
+}
+
 /*
- * The count every rank of the other comms of C's size inside D entered
- * before D's round T, where each of them agrees within itself and all
- * agree with each other; -2 none or no agreement
+ * The count that the other comms of C's role inside D agree on: every
+ * rank of such a comm entered as many of its ops before D's round T, and
+ * that count and the op type there are one of C's ranks' (CNT).  Comms of
+ * C's size with another count are of another role (a job's TP pairs make
+ * two ops a step where its DP pairs make one) and say nothing of C.
+ * -2: none, or two such comms disagree.
  */
 static int64_t reference_count(struct an *an, const struct an_comm *c,
-			       const struct an_comm *d, int64_t t)
+			       const struct an_comm *d, int64_t t, const int64_t *cnt)
 {
 	int64_t ref = -2;
 	struct hkey key;
@@ -139,11 +150,35 @@ static int64_t reference_count(struct an *an, const struct an_comm *c,
 		}
 		if (k < o->nranks)
 			continue;	/* not inside D, unknown, or odd itself */
+		for (k = 0; k < c->nranks; k++)
+			if (cnt[k] == n0 && fn_at(c, k, n0) == fn_at(o, 0, n0))
+				break;
+		if (k == c->nranks)
+			continue;	/* another role */
 		if (ref != -2 && ref != n0)
 			return -2;
 		ref = n0;
 	}
 	return ref;
+}
+
+/*
+ * The seq rank ODD skipped, CNT being its count where rank REF's is one
+ * more: the first seq kept where their op types differ (the ops after the
+ * skipped one slid down by one: random job 1340, a broadcast left out,
+ * the skipper's reduce-scatter in its seq), else the one after its count
+ */
+static int64_t skipped_seq(const struct an_comm *c, int32_t odd, int64_t cnt, int32_t ref)
+{
+	int64_t q = cnt - AN_HIST + 1;
+
+	for (q = q < 0 ? 0 : q; q <= cnt; q++) {
+		int fo = fn_at(c, odd, q), fr = fn_at(c, ref, q);
+
+		if (fo >= 0 && fr >= 0 && fo != fr)
+			return q;
+	}
+	return cnt + 1;
 }
 
 bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st)
@@ -159,7 +194,7 @@ bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st)
 	for (k = 0; k < c->nranks; k++)
 		if ((cnt[k] = before(c, k, d, t)) == -2)
 			return false;
-	norm = reference_count(an, c, d, t);
+	norm = reference_count(an, c, d, t, cnt);
 	if (norm == -2) {
 		/* no other comm to go by: a strict majority of C's ranks */
 		for (k = 0; k < c->nranks && norm == -2; k++) {
@@ -192,7 +227,7 @@ bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_rank = st->t4_peer = -1;
 	st->spmd = true;
-	st->seq = cnt[odd] < norm ? cnt[odd] + 1 : norm + 1;
+	st->seq = cnt[odd] < norm ? skipped_seq(c, odd, cnt[odd], odd ? 0 : 1) : norm + 1;
 	st->fn = 0;
 	add_cul(an, st, odd);
 	for (k = 0; k < c->nranks; k++)

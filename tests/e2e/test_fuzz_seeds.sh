@@ -111,4 +111,15 @@
 #       reduce-scatter for the norm); fix: an op whose successor in the
 #       comm's order was called in its round was left out, H1
 #       (an_locate_h2.c)
-CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340
+#   1126 pytorch, 4 ranks, TP 2 x DP 2, DDP's broadcast, attached mid
+#       run: rank 3 skips the world's loss all-reduce and runs on into its
+#       next TP and DP ops; the pairs of each role count their own ops a
+#       step (TP two, DP more), no reference count came and a pair has no
+#       majority: the DP comm's H1 named rank 1, held by its GPU (fix: the
+#       reference is the comms of C's role, an_locate_spmd.c)
+#   1148 plain, a 4-stage pipeline, attached after rank 0 stopped in a
+#       checkpoint write: beside the right H1, a second root, rank 1's
+#       receive from rank 0 starving, naming rank 1 (fix: a receive whose
+#       unseen sender is an H1's culprit stopped on its own is that H1's
+#       cascade, an_cascade.c)
+CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148

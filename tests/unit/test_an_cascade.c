@@ -971,6 +971,47 @@ static void test_sender_net_fails(void)
 }
 
 /*
+ * Random job 1148 (a 4-stage pipeline, attached after rank 0 stopped in
+ * a checkpoint write): rank 0's pipeline receive waits for rank 1's data
+ * and rank 1 shows no side of the op, while rank 1 never entered W's
+ * round its peers wait in: its CPU stopped before it reached its send.
+ * The starving receive, whose receiver's GPU is in it (closed), was a
+ * root of its own naming the receiver ("lost at this receiver"); it is
+ * W's cascade, and W's H1 naming rank 1 the one root.
+ */
+static void test_sender_cpu_stuck(void)
+{
+	static const int gp[2] = { 0, 1 }, gw[3] = { 0, 1, 2 };
+	const uint64_t pp = 0xb0ull, w = 0xc0ull;
+	const struct an_verdict *v;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, pp, 2, gp);
+	sim_comm(&s, w, 3, gw);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, w, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* rank 0's receive from rank 1, then W without rank 1 */
+	sim_p2p_attach(&s, pp, 0, 1, 1, 1024);
+	flow_op(&s, pp, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_call(&s, w, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, w, 2, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, w, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, w, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	v = sim_find_v(&s, pp, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == w);
+	sim_fini(&s);
+}
+
+/*
  * Random job 269 (MoE, rank 6's network stops, traced from the start): in
  * a comm of 4, ranks 0 and 1 wait for rank 2's data, nothing received,
  * and rank 2 shows no side of the op.  The first starving receive named
@@ -1068,6 +1109,7 @@ int main(void)
 	test_p2p_crossing();
 	test_p2p_crossing_netstall();
 	test_sender_net_fails();
+	test_sender_cpu_stuck();
 	test_common_sender();
 	test_weak_root_definite_in_tree();
 	return check_finish("test_an_cascade");

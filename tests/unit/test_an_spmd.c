@@ -128,6 +128,90 @@ static void test_ran_ahead(void)
 	sim_fini(&s);
 }
 
+/*
+ * Two roles of pair comms in one job (TP pairs T0 = {0,1}, T1 = {2,3}
+ * with two all-reduces a step; DP pairs D0 = {0,2}, D1 = {1,3} with one
+ * broadcast a step), and a world all-reduce ending each step.  Rank 3
+ * skips the world op of step 4 and runs into step 5: D1's broadcast, T1's
+ * two ops, then its next world op, which pairs with the others' round 4.
+ * The DP pairs' counts (one op a step) are not the TP pairs' (two): only
+ * the comms of C's role (T0 for T1) give the count T1's ranks should
+ * have.  From random job 1126 (docs/simjob.md): it named the other rank
+ * of a pair, each of the comms of C's size having its own count.
+ */
+#define T0 0x00000000000000c1ull
+#define T1 0x00000000000000c2ull
+#define D0 0x00000000000000d1ull
+#define D1 0x00000000000000d2ull
+
+/* one step; SKIP_WORLD: that rank leaves the world op out, which then never completes */
+static void two_roles_step(struct sim *s, int skip_world)
+{
+	static const uint64_t tp[2] = { T0, T1 }, dp[2] = { D0, D1 };
+	int c, r, n;
+
+	for (c = 0; c < 2; c++)
+		for (r = 0; r < 2; r++) {
+			struct an_op op = sim_call(s, dp[c], r, CCLD_FN_BROADCAST, 16, 7);
+
+			sim_complete(s, &op);
+		}
+	for (n = 0; n < 2; n++)
+		for (c = 0; c < 2; c++)
+			for (r = 0; r < 2; r++) {
+				struct an_op op = sim_call(s, tp[c], r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+
+				sim_complete(s, &op);
+			}
+	sim_step(s, 1000000);
+	for (r = 0; r < 4; r++) {
+		struct an_op op;
+
+		if (r == skip_world)
+			continue;
+		op = sim_call(s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+		if (skip_world < 0)
+			sim_complete(s, &op);
+	}
+}
+
+static void test_ran_ahead_two_roles(void)
+{
+	static const int t0[2] = { 0, 1 }, t1[2] = { 2, 3 }, d0[2] = { 0, 2 }, d1[2] = { 1, 3 };
+	const struct an_verdict *v;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, T0, 2, t0);
+	sim_comm(&s, T1, 2, t1);
+	sim_comm(&s, D0, 2, d0);
+	sim_comm(&s, D1, 2, d1);
+	for (i = 0; i < 3; i++) {
+		two_roles_step(&s, -1);
+		sim_step(&s, 10000000);
+	}
+	/* step 4: rank 3 skips the world op; the others' GPUs wait in it */
+	two_roles_step(&s, 3);
+	sim_step(&s, 1000000);
+	/* step 5 as rank 3 alone makes it (its peers' CPUs wait for their GPUs) */
+	sim_call(&s, D1, 1, CCLD_FN_BROADCAST, 16, 7);
+	for (i = 0; i < 2; i++)
+		sim_call(&s, T1, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	sim_call(&s, W, 3, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 3);
+		CHECK(strstr(v->text, "ran ahead") != NULL);
+	}
+	sim_fini(&s);
+}
+
 /* everyone calls in one order and rank 3 stops in CPU code: no count differs */
 static void test_plain_hang_unchanged(void)
 {
@@ -187,6 +271,7 @@ int main(void)
 {
 	test_skipped_pair_op();
 	test_ran_ahead();
+	test_ran_ahead_two_roles();
 	test_plain_hang_unchanged();
 	test_lost_entry_not_a_skip();
 	return check_finish("test_an_spmd");
