@@ -89,7 +89,11 @@ static int64_t common_round(const struct an_comm *d)
 	return t;
 }
 
-/* the biggest other comm that holds every process of C, NULL */
+/*
+ * The biggest other comm that holds every process of C, NULL.  One of C's
+ * size holds the same processes (a DP comm over the whole job, beside the
+ * world): counted against each other as well (random job 1183).
+ */
 static struct an_comm *outer_comm(struct an *an, const struct an_comm *c)
 {
 	struct an_comm *best = NULL;
@@ -101,7 +105,7 @@ static struct an_comm *outer_comm(struct an *an, const struct an_comm *c)
 		struct an_comm *d = v;
 		int32_t k;
 
-		if (d == c || d->nranks <= c->nranks || (best && d->nranks <= best->nranks))
+		if (d == c || d->nranks < c->nranks || (best && d->nranks <= best->nranks))
 			continue;
 		for (k = 0; k < c->nranks && rank_in(d, c, k) >= 0; k++)
 			;
@@ -140,7 +144,7 @@ static int64_t reference_count(struct an *an, const struct an_comm *c,
 		int64_t n0 = -2, n;
 		int32_t k;
 
-		if (o == c || o->nranks != c->nranks)
+		if (o == c || o == d || o->nranks != c->nranks)
 			continue;
 		for (k = 0; k < o->nranks; k++) {
 			n = rank_in(d, o, k) >= 0 ? before(o, k, d, t) : -2;

@@ -496,6 +496,14 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		held = cls == SL_S2 || s1_rank < 0 ? 0 :
 		       p2p ? 0 : arrived ? c->slow->arr_held_by :
 		       slow_located_holder(c->slow, res->t_ns, s1_rank);
+		/*
+		 * ... or where it waited in another comm for another rank
+		 * (random job 1168, TP 2 x DP 2, rank 2 computing slower:
+		 * rank 3 waits for it in their TP comm, then reaches its DP
+		 * comm last after its own work, and was named there)
+		 */
+		if (!held && arrived && !p2p && cls != SL_S2 && s1_rank >= 0)
+			held = slow_waited_elsewhere(an, c, s1_rank);
 		if (held && arrived) {
 			const struct an_comm *h = an_comm_get(an, held, 0, false);
 

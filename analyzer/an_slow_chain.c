@@ -267,15 +267,55 @@ static void p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 	chain_open(an, h, c, q, v);
 }
 
+/* H's straggler by its noted rounds, against C's straggler CRANK's lateness */
+struct noted_pick {
+	int32_t k;		/* H's rank arriving last, -1 none */
+	uint64_t held;		/* ... and the comm it came straight from, 0 none */
+	uint32_t rounds, nlast;
+	double share, lead;
+	double there, here;	/* what H's straggler and C's kept their peers waiting */
+};
+
+static void noted_pick(struct an *an, const struct an_comm *h, const struct an_comm *c,
+		       int32_t crank, struct noted_pick *np)
+{
+	const struct an_slow *cs = c->slow;
+
+	np->k = slow_noted_culprit(an, h, cs->samp_host, cs->samp_t0, &np->share, &np->lead,
+				   &np->held, &np->rounds, &np->nlast);
+	/*
+	 * Per round of C: what H's straggler kept its peers waiting per round
+	 * of H, times H's rounds per round of C since C's onset; against what
+	 * C's straggler kept its peers waiting per sampled round.  Where the
+	 * rounds since are not known, the two samples' sums.
+	 */
+	np->there = np->k >= 0 && np->rounds ?
+		    np->nlast * np->lead / np->rounds * rounds_per_round(c, h) : 0;
+	np->here = cs->arr_gap[crank] / cs->arr_rounds;
+	if (np->k >= 0 && !isfinite(np->there)) {
+		np->there = np->nlast * np->lead;
+		np->here = cs->arr_gap[crank];
+	}
+}
+
+/*
+ * Its own lateness there, not a third comm's op's, and as much of it as
+ * C's straggler kept its peers waiting (half at least: C's straggler comes
+ * late by what the ops it went through in H added up to; a rank last by a
+ * millisecond of jitter there is not what C waits for)
+ */
+static bool noted_explains(const struct noted_pick *np)
+{
+	return np->k >= 0 && !np->held && np->there >= CHAIN_WAIT_SHARE * np->here;
+}
+
 void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 {
 	const struct an_comm *c = an_comm_get(an, v->comm, 0, false);
 	struct an_comm *h = held ? an_comm_get(an, held, 0, false) : NULL;
 	const struct an_slow *cs;
-	uint64_t hheld;
-	uint32_t rounds, nlast;
-	double share, lead, waited, there, here;
-	int32_t k, crank;
+	struct noted_pick np;
+	int32_t crank;
 
 	if (!c || !h || h == c || !c->slow || (h->slow && h->slow->active) ||
 	    v->cls != AN_S1 || v->kind != AN_V_NEW || v->ncul < 1)
@@ -285,46 +325,61 @@ void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held)
 	/* what C's sample saw its straggler's peers wait for it, in all */
 	if (crank < 0 || crank >= c->nranks || !cs->arr_rounds || !(cs->arr_gap[crank] > 0))
 		return;
-	waited = cs->arr_gap[crank];
 	/* no rounds there (p2p ops only): who made the p2p ops late */
 	if (!h->slow) {
-		p2p_chain(an, h, c, crank, v, waited / cs->arr_rounds);
+		p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds);
 		return;
 	}
-	k = slow_noted_culprit(an, h, cs->samp_host, cs->samp_t0, &share, &lead, &hheld,
-			       &rounds, &nlast);
-	/*
-	 * Per round of C: what H's straggler kept its peers waiting per round
-	 * of H, times H's rounds per round of C since C's onset; against what
-	 * C's straggler kept its peers waiting per sampled round.  Where the
-	 * rounds since are not known, the two samples' sums.
-	 */
-	there = k >= 0 && rounds ? nlast * lead / rounds * rounds_per_round(c, h) : 0;
-	here = waited / cs->arr_rounds;
-	if (k >= 0 && !isfinite(there)) {
-		there = nlast * lead;
-		here = waited;
-	}
+	noted_pick(an, h, c, crank, &np);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 ": cascade of %016" PRIx64
 			" (no incident): %u noted rounds there, last %d (%.0f%% of the"
 			" wait, held by %016" PRIx64 "), %.1f ms waited for it there"
-			" against %.1f ms here\n", c->hash, h->hash, rounds, k,
-			100 * share, hheld, there / 1e6, here / 1e6);
-	/*
-	 * Its own lateness there, not a third comm's op's, and as much of it
-	 * as C's straggler kept its peers waiting (half at least: C's
-	 * straggler comes late by what the ops it went through in H added up
-	 * to; a rank last by a millisecond of jitter there is not what C
-	 * waits for)
-	 */
-	if (k < 0 && !rounds) {
-		p2p_chain(an, h, c, crank, v, waited / cs->arr_rounds);
+			" against %.1f ms here\n", c->hash, h->hash, np.rounds, np.k,
+			100 * np.share, np.held, np.there / 1e6, np.here / 1e6);
+	if (np.k < 0 && !np.rounds) {
+		p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds);
 		return;
 	}
-	if (k < 0 || hheld || !(there >= CHAIN_WAIT_SHARE * here))
+	if (!noted_explains(&np))
 		return;
-	emit_chain_root(an, h, k, c, crank, v, share, lead, rounds, nlast);
+	emit_chain_root(an, h, np.k, c, crank, v, np.share, np.lead, np.rounds, np.nlast);
+}
+
+uint64_t slow_waited_elsewhere(struct an *an, const struct an_comm *c, int32_t crank)
+{
+	const struct an_slow *cs = c->slow;
+	uint32_t proc = crank >= 0 && crank < c->nranks ? c->r[crank].proc : 0;
+	uint64_t best = 0;
+	double best_there = 0;
+	struct hkey key;
+	size_t it;
+	void *p;
+
+	if (!proc || !cs || !cs->arr_rounds || !(cs->arr_gap[crank] > 0))
+		return 0;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &p);) {
+		const struct an_comm *h = p;
+		struct noted_pick np;
+
+		if (h == c || !h->slow || !h->slow->nnotes || !an_comm_has_proc(h, proc))
+			continue;
+		noted_pick(an, h, c, crank, &np);
+		/* C's straggler arriving last there too is its own lateness */
+		if (!noted_explains(&np) || h->r[np.k].proc == proc)
+			continue;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 ": rank %d waited in comm"
+				" %016" PRIx64 " for its rank %d (%u of %u noted rounds,"
+				" %.1f ms there against %.1f ms here)\n", c->hash, crank,
+				h->hash, np.k, np.nlast, np.rounds, np.there / 1e6,
+				np.here / 1e6);
+		if (np.there > best_there) {
+			best_there = np.there;
+			best = h->hash;
+		}
+	}
+	return best;
 }
 
 void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint32_t host)

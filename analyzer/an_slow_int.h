@@ -560,6 +560,13 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
  * verdict is given first (the cascade then points at it)
  */
 void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held);
+/*
+ * C's straggler CRANK (by its sample's arrivals, not straight from another
+ * comm's op) waited in another comm H for another rank, by H's noted
+ * rounds, as much as it kept C waiting (half at least): its lateness is
+ * that rank's, and H is the comm C is a cascade of.  H's hash, 0 none.
+ */
+uint64_t slow_waited_elsewhere(struct an *an, const struct an_comm *c, int32_t crank);
 /* comm C's incident ended (a recovery at NOW on HOST): so do those it opened */
 void slow_chain_back(struct an *an, const struct an_comm *c, uint64_t now, uint32_t host);
 /*

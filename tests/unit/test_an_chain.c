@@ -205,6 +205,37 @@ static void test_peer_in_holder(void)
 	job_fini(&j);
 }
 
+/*
+ * DP's straggler (global 2) did not come straight from TP's op (its own
+ * work came between), but its TP rounds show it waiting there for global
+ * 3, as long as DP waited for it: TP is what DP is a cascade of (random job
+ * 1168's shape: TP 2 x DP 2, a rank computing slower, each DP comm naming
+ * its own TP rank).  Not where global 2 is the one last in TP, nor where
+ * TP's straggler's lead is jitter.
+ */
+static void test_waited_elsewhere(void)
+{
+	struct job j;
+
+	job_init(&j);
+	tp_rounds(&j, 12, 1, 19, 0);
+	CHECK(slow_waited_elsewhere(j.s.an, j.dp, 1) == TP);
+	/* DP's other rank (global 0) is in no comm with notes */
+	CHECK(slow_waited_elsewhere(j.s.an, j.dp, 0) == 0);
+	job_fini(&j);
+
+	job_init(&j);
+	tp_rounds(&j, 12, 0, 19, 0);
+	CHECK(slow_waited_elsewhere(j.s.an, j.dp, 1) == 0);
+	job_fini(&j);
+
+	job_init(&j);
+	j.dp_gap[1] = 85.0 * MS;
+	tp_rounds(&j, 20, 1, 1.5, 0);
+	CHECK(slow_waited_elsewhere(j.s.an, j.dp, 1) == 0);
+	job_fini(&j);
+}
+
 /* no arrivals in TP during DP's sample (its processes not hooked), or old ones */
 static void test_no_evidence(void)
 {
@@ -734,6 +765,7 @@ int main(void)
 	test_jitter_is_not_a_root();
 	test_held_there_too();
 	test_peer_in_holder();
+	test_waited_elsewhere();
 	test_no_evidence();
 	test_only_new_s1();
 	test_p2p_root();

@@ -212,6 +212,58 @@ static void test_ran_ahead_two_roles(void)
 	sim_fini(&s);
 }
 
+/*
+ * A DP comm over every rank beside the world (4 ranks, TP 1, DP 4): two
+ * comms of one size holding the same processes.  Each step a DP broadcast
+ * and all-reduce, then the world's loss all-reduce; rank 1 skips the loss
+ * of step 4 and runs into step 5's DP ops.  Random job 1183: the DP
+ * comm's H1 named the three ranks that wait in the world op (no bigger
+ * comm to count against).
+ */
+#define DPW 0x00000000000000a4ull
+
+static void test_ran_ahead_same_ranks(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, DPW, 4, NULL);
+	for (i = 0; i < 4; i++) {
+		sim_round(&s, DPW, CCLD_FN_BROADCAST, 16, 7);
+		sim_round(&s, DPW, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(&s, 1000000);
+		if (i < 3) {
+			sim_round(&s, W, CCLD_FN_ALLREDUCE, 2, 7);
+		} else {
+			for (r = 0; r < 4; r++)
+				if (r != 1)
+					sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+		}
+		sim_step(&s, 10000000);
+	}
+	/*
+	 * step 5 as rank 1 makes it, its CPU ahead of its GPU: its broadcast
+	 * waits for the others, its next loss all-reduce pairs with their
+	 * round 4 of the world
+	 */
+	sim_call(&s, DPW, 1, CCLD_FN_BROADCAST, 16, 7);
+	sim_call(&s, DPW, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	sim_call(&s, W, 1, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 1);
+		CHECK(strstr(v->text, "ran ahead") != NULL);
+	}
+	sim_fini(&s);
+}
+
 /* everyone calls in one order and rank 3 stops in CPU code: no count differs */
 static void test_plain_hang_unchanged(void)
 {
@@ -272,6 +324,7 @@ int main(void)
 	test_skipped_pair_op();
 	test_ran_ahead();
 	test_ran_ahead_two_roles();
+	test_ran_ahead_same_ranks();
 	test_plain_hang_unchanged();
 	test_lost_entry_not_a_skip();
 	return check_finish("test_an_spmd");
