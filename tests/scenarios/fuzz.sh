@@ -98,7 +98,7 @@ print(d["class"], d["ranks"], d["attach"], d["attach_s"], d["zombie"])' "$draw")
 		fi
 		sleep 0.2
 	done
-	sleep 1
+	# the score reads the first root verdict: nothing after it is waited for
 	stop_tracer trace
 	[ "$zombie" = 1 ] && kill -CONT "$JOB"
 	stop_job "$JOB"
