@@ -298,13 +298,14 @@ static int definite_in_tree(const struct node *nodes, int nn, int j)
 /*
  * A root that is a receive starving from a sender that shows no side of
  * the op, where the sender is the one culprit of an H1 whose CPU stopped
- * on its own (its GPU held in no comm): the sender never reached its send.
+ * on its own (its GPU held in no comm, its main thread in no CUDA
+ * synchronize): the sender never reached its send.
  * That H1 is the root, the receive its cascade, even where the receiver's
  * GPU is in the op (closed).  Random job 1148: rank 0 stopped in a
  * checkpoint write; its pipeline peer's receive from it starving read as
  * data lost at that receiver, a root naming the receiver beside the H1.
  */
-static int sender_stuck_node(const struct node *nodes, int nn, int j)
+static int sender_stuck_node(const struct an *an, const struct node *nodes, int nn, int j)
 {
 	const struct an_status *st = &nodes[j].c->st;
 	uint32_t sender;
@@ -315,20 +316,29 @@ static int sender_stuck_node(const struct node *nodes, int nn, int j)
 		return -1;
 	for (m = 0; m < nn; m++) {
 		const struct an_status *sm = &nodes[m].c->st;
+		const struct an_rank *r;
+		const struct an_proc *p;
 
-		if (m != j && sm->cls == AN_H1 && sm->ncul == 1 && !nodes[m].held &&
-		    nodes[m].c->r[sm->cul[0]].proc == sender)
+		if (m == j || sm->cls != AN_H1 || sm->ncul != 1 || nodes[m].held)
+			continue;
+		r = &nodes[m].c->r[sm->cul[0]];
+		p = an_proc_of(an, r);
+		/*
+		 * not a CPU in a CUDA synchronize: that one waits for its GPU,
+		 * wherever the hold graph could not place it (an intra-node op)
+		 */
+		if (r->proc == sender && !(p && p->main_thread.cuda_sync))
 			return m;
 	}
 	return -1;
 }
 
-static void reroot_to_stuck_senders(struct node *nodes, int nn)
+static void reroot_to_stuck_senders(const struct an *an, struct node *nodes, int nn)
 {
 	int j, m;
 
 	for (j = 0; j < nn; j++) {
-		if (nodes[j].edge >= 0 || (m = sender_stuck_node(nodes, nn, j)) < 0)
+		if (nodes[j].edge >= 0 || (m = sender_stuck_node(an, nodes, nn, j)) < 0)
 			continue;
 		if (root_of(nodes, nn, m) == j)
 			nodes[m].edge = -1;
@@ -934,7 +944,7 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (!cut)
 			break;
 	}
-	reroot_to_stuck_senders(nodes, nn);
+	reroot_to_stuck_senders(an, nodes, nn);
 	reroot_to_net_failures(nodes, nn);
 	spmd_roots(nodes, nn);
 	merge_weak_roots(an, nodes, nn);

@@ -5,6 +5,7 @@
  * it causes are cascades that name it in blocked_by.
  */
 #include "test_an_helpers.h"
+#include "an_int.h"
 
 #define A  0xa000000000000001ull
 #define B  0xb000000000000002ull
@@ -1012,6 +1013,46 @@ static void test_sender_cpu_stuck(void)
 }
 
 /*
+ * The same, but rank 1's main thread sits in cudaStreamSynchronize: its
+ * CPU waits for its GPU, which no op places (it may have sent its data
+ * all, lost at the receiver): W's H1 is no cause of the receive's stall
+ */
+static void test_sender_cpu_in_cuda_sync(void)
+{
+	static const int gp[2] = { 0, 1 }, gw[3] = { 0, 1, 2 };
+	const uint64_t pp = 0xb0ull, w = 0xc0ull;
+	const struct an_verdict *v;
+	struct an_comm *cw;
+	struct an_proc *p;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, pp, 2, gp);
+	sim_comm(&s, w, 3, gw);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, w, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p_attach(&s, pp, 0, 1, 1, 1024);
+	flow_op(&s, pp, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_call(&s, w, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, w, 2, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(&s, w, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
+	cw = an_comm_get(s.an, w, 0, false);
+	p = cw && cw->r[1].proc ? &s.an->procs[cw->r[1].proc - 1] : NULL;
+	CHECK(p != NULL);
+	if (p)
+		p->main_thread.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
+	sim_step(&s, 200000);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, pp, AN_V_NEW);
+	CHECK(v && !(v->role == AN_CASCADE && v->blocked_comm == w));
+	sim_fini(&s);
+}
+
+/*
  * Random job 269 (MoE, rank 6's network stops, traced from the start): in
  * a comm of 4, ranks 0 and 1 wait for rank 2's data, nothing received,
  * and rank 2 shows no side of the op.  The first starving receive named
@@ -1110,6 +1151,7 @@ int main(void)
 	test_p2p_crossing_netstall();
 	test_sender_net_fails();
 	test_sender_cpu_stuck();
+	test_sender_cpu_in_cuda_sync();
 	test_common_sender();
 	test_weak_root_definite_in_tree();
 	return check_finish("test_an_cascade");
