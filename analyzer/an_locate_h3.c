@@ -274,6 +274,28 @@ static bool sender_round_done(const struct an_rank *pr, uint64_t op)
 }
 
 /*
+ * Rank R's open p2p receive P from its peer, the oldest of its connection:
+ * the peer's proxy finished more sends toward R than R's finished
+ * receives from it, so the send P waits for left (a connection's ops end in
+ * order, and the k-th send of a pair is the k-th receive).  Both counts
+ * from the comm's first op (not from an attach), on the same channel.
+ * Random job 1202: the sender's finished send was gone from a later look
+ * at its memory, and the receive waiting for it read as a sender that
+ * shows no side.
+ */
+static bool p2p_send_finished(const struct an_comm *c, int32_t r, const struct an_progress *p)
+{
+	const struct an_p2p *a = an_p2p_find(&c->r[r], p->peer), *b;
+
+	if (!a || !(b = an_p2p_find(&c->r[p->peer], r)) ||
+	    a->from_attach[AN_RECV] || b->from_attach[AN_SEND] ||
+	    a->pch[AN_RECV] != p->channel + 1 || b->pch[AN_SEND] != a->pch[AN_RECV] ||
+	    !p2p_head(&c->r[r], p))
+		return false;
+	return b->pdone[AN_SEND] > a->pdone[AN_RECV];
+}
+
+/*
  * A receive still waiting while the sender's side of the same op completed
  * (its send done, or the sender already on a later op of the comm, its
  * finished subs pruned): the data left and the receiver's network never
@@ -293,9 +315,9 @@ static bool lost_at_receiver(struct an_comm *c, int32_t r,
 	if (!p->op || p->peer < 0 || p->peer >= c->nranks)
 		return false;
 	pr = &c->r[p->peer];
-	/* a p2p id says nothing about the sender's order: no conclusion */
+	/* a p2p id says nothing about the sender's order: its counts may */
 	if (!an_coll_op(p->op))
-		return false;
+		return p2p_send_finished(c, r, p);
 	for (i = 0; i < pr->nsubs; i++)
 		if (an_coll_op(pr->subs[i].op) && pr->subs[i].op > p->op)
 			return true;

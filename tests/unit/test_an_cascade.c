@@ -1053,6 +1053,58 @@ static void test_sender_cpu_in_cuda_sync(void)
 }
 
 /*
+ * Random job 1202 (a pipeline, rank B's network stalls, traced from the
+ * start): A's send to B finished at A's proxy and a later look at A's
+ * memory no longer holds it (A went on to its receive from B); B's
+ * receive of it is posted with nothing received; A's receive from B waits
+ * for a send B has not reached.  Two receives whose senders show no side:
+ * the first one taken named A.  The pair's counts say A's send left
+ * (A's proxy finished 3 sends toward B, B 2 receives from A): lost at
+ * B, who is named.
+ */
+static void test_p2p_lost_by_counts(void)
+{
+	static const int g[2] = { 1, 2 };
+	const uint64_t pp = 0x74ull;
+	const struct an_verdict *v;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, pp, 2, g);
+	for (i = 0; i < 2; i++) {
+		struct an_op a = sim_p2p(&s, pp, 0, 1, 0, 1024, true);
+		struct an_op b = sim_p2p(&s, pp, 1, 0, 1, 1024, true);
+
+		flow_op(&s, pp, 0, 2 + 4 * (uint64_t)i, 1, AN_SEND, 1, 1, 0, 1);
+		flow_op(&s, pp, 1, 2 + 4 * (uint64_t)i, 0, AN_RECV, 1, 1, 1, 1);
+		sim_step(&s, 1000000);
+		sim_complete(&s, &a);
+		sim_complete(&s, &b);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, pp, 0, 1, 0, 1024, true);
+	sim_p2p(&s, pp, 1, 0, 1, 1024, true);
+	flow_op(&s, pp, 0, 10, 1, AN_SEND, 1, 1, 0, 1);
+	flow_op(&s, pp, 1, 10, 0, AN_RECV, 1, 0, 0, 0);
+	/*
+	 * A's next op: its receive from B, whose send B's CPU entered too (it
+	 * runs ahead) while its GPU waits in the receive; A's finished send
+	 * is pruned
+	 */
+	sim_p2p(&s, pp, 0, 1, 1, 1024, true);
+	sim_p2p(&s, pp, 1, 0, 0, 1024, true);
+	flow_op(&s, pp, 0, 12, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, pp, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && strstr(v->text, "never arrived") != NULL);
+	sim_fini(&s);
+}
+
+/*
  * Random job 269 (MoE, rank 6's network stops, traced from the start): in
  * a comm of 4, ranks 0 and 1 wait for rank 2's data, nothing received,
  * and rank 2 shows no side of the op.  The first starving receive named
@@ -1152,6 +1204,7 @@ int main(void)
 	test_sender_net_fails();
 	test_sender_cpu_stuck();
 	test_sender_cpu_in_cuda_sync();
+	test_p2p_lost_by_counts();
 	test_common_sender();
 	test_weak_root_definite_in_tree();
 	return check_finish("test_an_cascade");
