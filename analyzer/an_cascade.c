@@ -240,6 +240,28 @@ static uint64_t as_definite(const struct node *nodes, int nn, int i)
 }
 
 /*
+ * The process of the sender that shows no side of the op N's H3 located (a
+ * receive starving from it), 0 none
+ */
+static uint32_t unseen_sender(const struct node *n)
+{
+	const struct an_status *st = &n->c->st;
+
+	if (st->cls != AN_H3 || !st->t4_sender_unseen || st->t4_peer < 0 ||
+	    st->t4_peer >= n->c->nranks)
+		return 0;
+	return n->c->r[st->t4_peer].proc;
+}
+
+/* node J becomes M's cascade; M, where it led into J's tree, a root */
+static void reroot(struct node *nodes, int nn, int j, int m)
+{
+	if (root_of(nodes, nn, m) == j)
+		nodes[m].edge = -1;
+	nodes[j].edge = m;
+}
+
+/*
  * A root that is a receive starving from a sender that shows no side of
  * the op, where another stuck comm locates that sender's own send with a
  * local cause (not transmitted or not delivered, its receiver ready): the
@@ -252,12 +274,10 @@ static uint64_t as_definite(const struct node *nodes, int nn, int i)
  */
 static int sender_failing_node(const struct node *nodes, int nn, int j)
 {
-	const struct an_status *st = &nodes[j].c->st;
-	uint32_t sender;
+	uint32_t sender = unseen_sender(&nodes[j]);
 	int m;
 
-	if (st->cls != AN_H3 || !st->t4_sender_unseen || st->t4_peer < 0 ||
-	    st->t4_peer >= nodes[j].c->nranks || !(sender = nodes[j].c->r[st->t4_peer].proc))
+	if (!sender)
 		return -1;
 	for (m = 0; m < nn; m++) {
 		const struct an_status *sm = &nodes[m].c->st;
@@ -307,12 +327,10 @@ static int definite_in_tree(const struct node *nodes, int nn, int j)
  */
 static int sender_stuck_node(const struct an *an, const struct node *nodes, int nn, int j)
 {
-	const struct an_status *st = &nodes[j].c->st;
-	uint32_t sender;
+	uint32_t sender = unseen_sender(&nodes[j]);
 	int m;
 
-	if (st->cls != AN_H3 || !st->t4_sender_unseen || st->t4_peer < 0 ||
-	    st->t4_peer >= nodes[j].c->nranks || !(sender = nodes[j].c->r[st->t4_peer].proc))
+	if (!sender)
 		return -1;
 	for (m = 0; m < nn; m++) {
 		const struct an_status *sm = &nodes[m].c->st;
@@ -340,9 +358,7 @@ static void reroot_to_stuck_senders(const struct an *an, struct node *nodes, int
 	for (j = 0; j < nn; j++) {
 		if (nodes[j].edge >= 0 || (m = sender_stuck_node(an, nodes, nn, j)) < 0)
 			continue;
-		if (root_of(nodes, nn, m) == j)
-			nodes[m].edge = -1;
-		nodes[j].edge = m;
+		reroot(nodes, nn, j, m);
 		nodes[j].closed = false;
 	}
 }
@@ -363,9 +379,7 @@ static void reroot_to_net_failures(struct node *nodes, int nn)
 		if ((m = sender_failing_node(nodes, nn, j)) < 0 &&
 		    (m = definite_in_tree(nodes, nn, j)) < 0)
 			continue;
-		if (root_of(nodes, nn, m) == j)
-			nodes[m].edge = -1;
-		nodes[j].edge = m;
+		reroot(nodes, nn, j, m);
 	}
 }
 

@@ -66,12 +66,9 @@ int loc_fn_of_nccl_func(int f)
 /* rank RK's call at seq SEQ as its calls give it (not read in memory), or NULL */
 static const struct an_sig *sig_at(const struct an_rank *rk, int64_t seq)
 {
-	const struct an_sig *s;
+	const struct an_sig *s = hist_at(rk, seq);
 
-	if (seq < 0)
-		return NULL;
-	s = &rk->hist[seq % AN_HIST];
-	return s->seq == seq && !(s->flags & SIG_MEM) ? s : NULL;
+	return s && !(s->flags & SIG_MEM) ? s : NULL;
 }
 
 /*

@@ -57,6 +57,17 @@ static inline bool proc_down(const struct an *an, const struct an_rank *r)
 	return p && p->state != AN_PROC_RUNNING;
 }
 
+/* rank RK's kept entry of its collective SEQ, NULL where not kept */
+static inline const struct an_sig *hist_at(const struct an_rank *rk, int64_t seq)
+{
+	const struct an_sig *s;
+
+	if (seq < 0)
+		return NULL;
+	s = &rk->hist[(uint64_t)seq % AN_HIST];
+	return s->seq == seq ? s : NULL;
+}
+
 static inline bool sub_open(const struct an_progress *p)
 {
 	return !p->nsteps || p->done < p->nsteps;

@@ -118,9 +118,9 @@ static struct an_comm *outer_comm(struct an *an, const struct an_comm *c)
 /* the op type rank K of C entered at SEQ, -1 not kept */
 static int fn_at(const struct an_comm *c, int32_t k, int64_t seq)
 {
-	const struct an_sig *g = &c->r[k].hist[(uint64_t)seq % AN_HIST];
+	const struct an_sig *g = hist_at(&c->r[k], seq);
 
-	return seq >= 0 && g->seq == seq ? g->fn : -1;
+	return g ? g->fn : -1;
 }
 
 /*
@@ -238,9 +238,9 @@ bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st)
 		if (k != odd)
 			add_wait(an, st, k);
 	for (k = 0; k < c->nranks && !st->fn; k++) {
-		const struct an_sig *g = &c->r[k].hist[(uint64_t)st->seq % AN_HIST];
+		const struct an_sig *g = hist_at(&c->r[k], st->seq);
 
-		if (g->seq == st->seq)
+		if (g)
 			st->fn = g->fn;
 	}
 	snprintf(hx, sizeof(hx), "%016" PRIx64, d->hash);
