@@ -980,35 +980,56 @@ static void test_sender_net_fails(void)
  * root of its own naming the receiver ("lost at this receiver"); it is
  * W's cascade, and W's H1 naming rank 1 the one root.
  */
-static void test_sender_cpu_stuck(void)
+#define SS_PP 0xb0ull
+#define SS_W  0xc0ull
+
+/*
+ * Rank 0's receive from rank 1 starves, then W's round without rank 1;
+ * IN_CUDA_SYNC: rank 1's main thread sits in cudaStreamSynchronize.  The
+ * verdicts are in S (freed by the caller).
+ */
+static void stopped_sender(struct sim *s, bool in_cuda_sync)
 {
 	static const int gp[2] = { 0, 1 }, gw[3] = { 0, 1, 2 };
-	const uint64_t pp = 0xb0ull, w = 0xc0ull;
-	const struct an_verdict *v;
-	struct sim s;
+	struct an_comm *cw;
+	struct an_proc *p;
 	int i;
 
-	sim_init(&s, 5, 300);
-	sim_comm(&s, pp, 2, gp);
-	sim_comm(&s, w, 3, gw);
+	sim_init(s, 5, 300);
+	sim_comm(s, SS_PP, 2, gp);
+	sim_comm(s, SS_W, 3, gw);
 	for (i = 0; i < 3; i++) {
-		sim_round(&s, w, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_step(&s, 10000000);
+		sim_round(s, SS_W, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(s, 10000000);
 	}
-	/* rank 0's receive from rank 1, then W without rank 1 */
-	sim_p2p_attach(&s, pp, 0, 1, 1, 1024);
-	flow_op(&s, pp, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
-	sim_step(&s, 200000);
-	sim_call(&s, w, 0, CCLD_FN_ALLREDUCE, 1024, 7);
-	sim_call(&s, w, 2, CCLD_FN_ALLREDUCE, 1024, 7);
-	flow_op(&s, w, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
-	sim_step(&s, 200000);
-	sim_tick(&s, 6);
-	v = sim_find_v(&s, w, AN_V_NEW);
+	sim_p2p_attach(s, SS_PP, 0, 1, 1, 1024);
+	flow_op(s, SS_PP, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(s, 200000);
+	sim_call(s, SS_W, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(s, SS_W, 2, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow_op(s, SS_W, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
+	if (in_cuda_sync) {
+		cw = an_comm_get(s->an, SS_W, 0, false);
+		p = cw && cw->r[1].proc ? &s->an->procs[cw->r[1].proc - 1] : NULL;
+		CHECK(p != NULL);
+		if (p)
+			p->main_thread.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
+	}
+	sim_step(s, 200000);
+	sim_tick(s, 6);
+}
+
+static void test_sender_cpu_stuck(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+
+	stopped_sender(&s, false);
+	v = sim_find_v(&s, SS_W, AN_V_NEW);
 	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1);
 	CHECK(v && !strcmp(sim_culprits(v), "1"));
-	v = sim_find_v(&s, pp, AN_V_NEW);
-	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == w);
+	v = sim_find_v(&s, SS_PP, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == SS_W);
 	sim_fini(&s);
 }
 
@@ -1019,36 +1040,12 @@ static void test_sender_cpu_stuck(void)
  */
 static void test_sender_cpu_in_cuda_sync(void)
 {
-	static const int gp[2] = { 0, 1 }, gw[3] = { 0, 1, 2 };
-	const uint64_t pp = 0xb0ull, w = 0xc0ull;
 	const struct an_verdict *v;
-	struct an_comm *cw;
-	struct an_proc *p;
 	struct sim s;
-	int i;
 
-	sim_init(&s, 5, 300);
-	sim_comm(&s, pp, 2, gp);
-	sim_comm(&s, w, 3, gw);
-	for (i = 0; i < 3; i++) {
-		sim_round(&s, w, CCLD_FN_ALLREDUCE, 1024, 7);
-		sim_step(&s, 10000000);
-	}
-	sim_p2p_attach(&s, pp, 0, 1, 1, 1024);
-	flow_op(&s, pp, 0, 5, 1, AN_RECV, 1, 0, 0, 0);
-	sim_step(&s, 200000);
-	sim_call(&s, w, 0, CCLD_FN_ALLREDUCE, 1024, 7);
-	sim_call(&s, w, 2, CCLD_FN_ALLREDUCE, 1024, 7);
-	flow_op(&s, w, 2, 8, 1, AN_RECV, 1, 0, 0, 0);
-	cw = an_comm_get(s.an, w, 0, false);
-	p = cw && cw->r[1].proc ? &s.an->procs[cw->r[1].proc - 1] : NULL;
-	CHECK(p != NULL);
-	if (p)
-		p->main_thread.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
-	sim_step(&s, 200000);
-	sim_tick(&s, 6);
-	v = sim_find_v(&s, pp, AN_V_NEW);
-	CHECK(v && !(v->role == AN_CASCADE && v->blocked_comm == w));
+	stopped_sender(&s, true);
+	v = sim_find_v(&s, SS_PP, AN_V_NEW);
+	CHECK(v && !(v->role == AN_CASCADE && v->blocked_comm == SS_W));
 	sim_fini(&s);
 }
 

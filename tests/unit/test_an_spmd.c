@@ -47,6 +47,25 @@ static int culprit_g(const struct an_verdict *v)
 }
 
 /*
+ * After the stall: the first root an H1 naming global rank G, the one that
+ * ran ahead on a comm (it skipped one of the outer comm's ops); S freed
+ */
+static void check_ran_ahead(struct sim *s, int g)
+{
+	const struct an_verdict *v;
+
+	sim_tick(s, 6);
+	v = first_root(s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), g);
+		CHECK(strstr(v->text, "ran ahead") != NULL);
+	}
+	sim_fini(s);
+}
+
+/*
  * Rank 1 skips its pair all-reduce of iteration 3 and enters the world's;
  * rank 0's GPU waits in the pair op, so the world's op never runs.  Rank 1
  * entered P0's ops up to seq 2 before W's round 3, rank 0 and P1's ranks
@@ -99,7 +118,6 @@ static void test_skipped_pair_op(void)
  */
 static void test_ran_ahead(void)
 {
-	const struct an_verdict *v;
 	struct sim s;
 	int r, c;
 
@@ -117,15 +135,7 @@ static void test_ran_ahead(void)
 	sim_call(&s, P0, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
 	sim_step(&s, 1000000);
 	sim_call(&s, W, 0, CCLD_FN_ALLREDUCE, 2, 7);
-	sim_tick(&s, 6);
-	v = first_root(&s);
-	CHECK(v != NULL);
-	if (v) {
-		CHECK_INT(v->cls, AN_H1);
-		CHECK_INT(culprit_g(v), 0);
-		CHECK(strstr(v->text, "ran ahead") != NULL);
-	}
-	sim_fini(&s);
+	check_ran_ahead(&s, 0);
 }
 
 /*
@@ -178,7 +188,6 @@ static void two_roles_step(struct sim *s, int skip_world)
 static void test_ran_ahead_two_roles(void)
 {
 	static const int t0[2] = { 0, 1 }, t1[2] = { 2, 3 }, d0[2] = { 0, 2 }, d1[2] = { 1, 3 };
-	const struct an_verdict *v;
 	struct sim s;
 	int i;
 
@@ -201,15 +210,7 @@ static void test_ran_ahead_two_roles(void)
 		sim_call(&s, T1, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
 	sim_step(&s, 1000000);
 	sim_call(&s, W, 3, CCLD_FN_ALLREDUCE, 2, 7);
-	sim_tick(&s, 6);
-	v = first_root(&s);
-	CHECK(v != NULL);
-	if (v) {
-		CHECK_INT(v->cls, AN_H1);
-		CHECK_INT(culprit_g(v), 3);
-		CHECK(strstr(v->text, "ran ahead") != NULL);
-	}
-	sim_fini(&s);
+	check_ran_ahead(&s, 3);
 }
 
 /*
@@ -224,7 +225,6 @@ static void test_ran_ahead_two_roles(void)
 
 static void test_ran_ahead_same_ranks(void)
 {
-	const struct an_verdict *v;
 	struct sim s;
 	int i, r;
 
@@ -253,15 +253,7 @@ static void test_ran_ahead_same_ranks(void)
 	sim_call(&s, DPW, 1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
 	sim_step(&s, 1000000);
 	sim_call(&s, W, 1, CCLD_FN_ALLREDUCE, 2, 7);
-	sim_tick(&s, 6);
-	v = first_root(&s);
-	CHECK(v != NULL);
-	if (v) {
-		CHECK_INT(v->cls, AN_H1);
-		CHECK_INT(culprit_g(v), 1);
-		CHECK(strstr(v->text, "ran ahead") != NULL);
-	}
-	sim_fini(&s);
+	check_ran_ahead(&s, 1);
 }
 
 /* everyone calls in one order and rank 3 stops in CPU code: no count differs */
