@@ -76,11 +76,11 @@ static bool all_arrive(const struct an_setup_grp *g)
  * threads above all (the missing rank's too, where known), so that the
  * verdict says what they do now; or (off) to stop.
  */
-static const struct an_proc *rank_proc(const struct an *an, const struct an_setup_grp *g,
-				       int32_t r);
+static const struct an_proc **rank_procs(const struct an *an, const struct an_setup_grp *g);
 
 static void suspect(struct an *an, struct an_setup_grp *g, bool on)
 {
+	const struct an_proc **by_rank = NULL;
 	struct an_culprit *procs;
 	struct an_suspect sp = { .on = on, .comm = g->group };
 	int32_t r;
@@ -91,16 +91,19 @@ static void suspect(struct an *an, struct an_setup_grp *g, bool on)
 	procs = calloc((size_t)g->nranks, sizeof(*procs));
 	if (!procs)
 		return;
+	if (on && all_arrive(g))
+		by_rank = rank_procs(an, g);
 	for (r = 0; on && r < g->nranks; r++) {
-		const struct an_proc *p = g->m[r].st == M_INSIDE ? NULL : rank_proc(an, g, r);
+		const struct an_proc *p = by_rank ? by_rank[r] : NULL;
 
 		if (g->m[r].st == M_INSIDE)
 			procs[sp.nprocs++] = (struct an_culprit){ r, g->m[r].host, g->m[r].pid };
-		else if (all_arrive(g) && g->m[r].st == M_ABSENT && p)
+		else if (g->m[r].st == M_ABSENT && p)
 			procs[sp.nprocs++] = (struct an_culprit){ r, p->host, p->pid };
 	}
 	sp.procs = procs;
 	an->sink.suspect(an->sink.ctx, &sp);
+	free(by_rank);
 	free(procs);
 }
 
@@ -189,22 +192,28 @@ static uint32_t ranks_in(const struct an_setup_grp *g, uint8_t st, char *out, si
 }
 
 /*
- * The process of init rank R: where every rank that arrived has the
- * launcher's global rank R (its label), the live process labelled R; else
- * none (the ranks of a sub-communicator are not the job's global ranks).
- * A split's: the parent comm's rank R, where known.
+ * The process of each rank R of G, by rank (NULL where none), or NULL
+ * without memory.  An init's: where every rank that arrived has the
+ * launcher's global rank R (its label) as its R, the first live process
+ * labelled R; else none (the ranks of a sub-communicator are not the job's
+ * global ranks).  A split's: the parent comm's rank R, where known.  One
+ * pass over the ranks and one over the processes: a comm may have 2^20.
  */
-static const struct an_proc *rank_proc(const struct an *an, const struct an_setup_grp *g,
-				       int32_t r)
+static const struct an_proc **rank_procs(const struct an *an, const struct an_setup_grp *g)
 {
+	const struct an_proc **by_rank = calloc((size_t)g->nranks, sizeof(*by_rank));
+	const struct an_comm *c;
 	char want[16];
 	int32_t i;
 	uint32_t k;
 
+	if (!by_rank)
+		return NULL;
 	if (g->kind == AN_SETUP_SPLIT) {
-		const struct an_comm *c = hmap_get(&an->comms, hkey3(g->comm, 0, 0));
-
-		return c && r < c->nranks ? an_proc_of(an, &c->r[r]) : NULL;
+		c = hmap_get(&an->comms, hkey3(g->comm, 0, 0));
+		for (i = 0; c && i < g->nranks && i < c->nranks; i++)
+			by_rank[i] = an_proc_of(an, &c->r[i]);
+		return by_rank;
 	}
 	for (i = 0; i < g->nranks; i++) {
 		const struct an_proc *p;
@@ -214,22 +223,32 @@ static const struct an_proc *rank_proc(const struct an *an, const struct an_setu
 		p = an_proc_find(an, g->m[i].host, g->m[i].pid);
 		snprintf(want, sizeof(want), "%d", i);
 		if (!p || strcmp(p->label[AN_LABEL_RANK - 1], want))
-			return NULL;
+			return by_rank;
 	}
-	snprintf(want, sizeof(want), "%d", r);
 	for (k = 0; k < an->nprocs; k++) {
 		const struct an_proc *p = &an->procs[k];
+		const char *label = p->label[AN_LABEL_RANK - 1];
+		char *end;
+		long r;
 
-		if (p->pid && p->state != AN_PROC_EXITED && !strcmp(p->label[AN_LABEL_RANK - 1], want))
-			return p;
+		if (!p->pid || p->state == AN_PROC_EXITED || !label[0])
+			continue;
+		r = strtol(label, &end, 10);
+		/* "R" exactly as %d writes it: not "07", "+7" or " 7" */
+		if (*end || r < 0 || r >= g->nranks || by_rank[r])
+			continue;
+		snprintf(want, sizeof(want), "%ld", r);
+		if (!strcmp(label, want))
+			by_rank[r] = p;
 	}
-	return NULL;
+	return by_rank;
 }
 
 /* H1: ranks of an init never called it; the others wait inside */
 static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t host,
 			 uint64_t now)
 {
+	const struct an_proc **by_rank = rank_procs(an, g);
 	struct an_verdict *v = &an->tmp;
 	char missing[256], in[256], doing[320];
 	uint32_t nmiss;
@@ -254,7 +273,10 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 		if (g->m[r].st != M_ABSENT)
 			continue;
 		/* one that came and exited inside (an_setup_clock) keeps its pid */
-		p = g->m[r].pid ? an_proc_find(an, g->m[r].host, g->m[r].pid) : rank_proc(an, g, r);
+		if (g->m[r].pid)
+			p = an_proc_find(an, g->m[r].host, g->m[r].pid);
+		else
+			p = by_rank ? by_rank[r] : NULL;
 		if (v->ncul < AN_MAX_CULPRITS)
 			v->cul[v->ncul++] = (struct an_culprit){ r, p ? p->host : host,
 								  p ? p->pid : 0 };
@@ -281,6 +303,7 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 	else if (!told)
 		an_text(v, "; no traced process is known as rank %d (not traced, or the"
 			" launcher's ranks are not this comm's)", v->cul[0].rank);
+	free(by_rank);
 	an_val_i(v, "nranks", g->nranks);
 	an_val_i(v, "arrived", g->nseen);
 	an_emit(an, v);

@@ -563,6 +563,7 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 	struct an_slow *s;
 	struct slow_round *rd;
 	bool fresh = false;
+	int64_t from;
 
 	if (!c || c->nranks < 2 || rank < 0 || rank >= c->nranks ||
 	    !sg->t_enter || t_done < sg->t_enter)
@@ -575,7 +576,17 @@ void an_slow_duration(struct an *an, struct an_comm *c, int32_t rank,
 	if (sg->seq < s->next)
 		return;		/* that round was handed over, or skipped */
 	/* a round that cannot complete any more (a rank never reported it) */
+	from = s->next;
 	while (sg->seq >= s->next + AN_HIST) {
+		/*
+		 * Every round the ring held is judged or dropped by now; the
+		 * rest were never held: skip them at once (a seq far ahead,
+		 * from a rank's jump or hostile input, is not a loop of 2^40)
+		 */
+		if (s->next - from >= AN_HIST) {
+			s->next = sg->seq - AN_HIST + 1;
+			break;
+		}
 		rd = &s->r[(uint64_t)s->next % AN_HIST];
 		if (rd->seq == s->next)
 			clear_round(rd, c->nranks);

@@ -2245,8 +2245,46 @@ static void test_cooldown_after_unnamed_rise(void)
 	sim_fini(&s);
 }
 
+/*
+ * Hostile seqs (fuzz_an_wire, 2026-12-06): a rank whose next completed op
+ * is 2^40 seqs past the rounds the comm holds.  The rounds in between can
+ * never complete; each held one is judged or dropped, and the rest are
+ * skipped at once (before: one step per seq, a hang).  Rounds are judged
+ * again from the jump on.
+ */
+static void test_seq_jump(void)
+{
+	struct sim s;
+	struct an_comm *c = learned_comm(&s, 5);
+	struct sim_comm *sc = sim_find(&s, W);
+	struct an_op op;
+	int r;
+
+	if (c && c->slow) {
+		int64_t before = c->slow->next;
+
+		sc->next[0] += 1LL << 40;
+		op = sim_call(&s, W, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_complete(&s, &op);
+		CHECK(c->slow->next == op.seq - AN_HIST + 1);
+		CHECK(c->slow->next > before);
+		for (r = 1; r < 4; r++)
+			sc->next[r] = op.seq;
+		for (r = 1; r < 4; r++) {
+			op = sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 1024, 7);
+			sim_complete(&s, &op);
+		}
+		/* 7 rounds on, the skipped ones are dropped and the rest judged */
+		for (r = 0; r < AN_HIST - 1; r++)
+			sim_round(&s, W, CCLD_FN_ALLREDUCE, 1024, 7);
+		CHECK(c->slow->next == op.seq + AN_HIST);
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
+	test_seq_jump();
 	test_rise_tcp_end(true);
 	test_rise_tcp_end(false);
 	test_rise_tcp_only(true);
