@@ -101,6 +101,8 @@ struct slow_p2p_found {
 };
 #define SIG_TMINS	4	/* an_slow.last_tmin: op signatures kept */
 
+#define ARR_LOG		128	/* a sample's rounds kept one by one */
+
 struct an_slow {
 	size_t bytes;		/* all it holds: its share of --mem-max */
 	struct sl_det *det;
@@ -183,6 +185,11 @@ struct an_slow {
 	bool samp_iter_slow;	/* ... one of its rounds was slow */
 	uint32_t arr_rounds;
 	uint64_t arr_t0, arr_t1;	/* the first's and the latest's end */
+	/* the first ARR_LOG of them: who arrived last, by how much (an_slow_survey.c) */
+	struct arr_ent {
+		int32_t last;
+		float gap_ns;
+	} arr_log[ARR_LOG];
 	uint32_t *arr_last;	/* [nranks] rounds in which the rank arrived last */
 	double *arr_gmax;	/* [nranks] the largest wait it caused in one */
 	double *arr_gap;	/* [nranks] ... the others' wait for it, summed */

@@ -192,6 +192,8 @@ void slow_sampled_round(struct an_comm *c, const struct slow_round *rd, int64_t 
 	slow_note_block(s, rd, c->nranks);
 	if (s->samp_in)
 		slow_note_part_waits(s, rd, c->nranks);
+	if (s->arr_rounds < ARR_LOG)
+		s->arr_log[s->arr_rounds] = (struct arr_ent){ last, (float)gap };
 	if (!s->arr_rounds++)
 		s->arr_t0 = rd->t_end;
 	s->arr_t1 = rd->t_end;

@@ -309,6 +309,11 @@ size_t sl_peer_bytes(const struct sl_peer *p);
  * more would be needed
  */
 uint32_t sl_chance_rounds(uint32_t nranks, double share, double chance, uint32_t max);
+/*
+ * The chance that one of NRANKS ranks, each last with chance 1/NRANKS, is
+ * last in K of M rounds or more: NRANKS x P(Binomial(M, 1/NRANKS) >= K)
+ */
+double sl_chance_last(uint32_t nranks, uint32_t m, uint32_t k);
 void sl_peer_free(struct sl_peer *p);
 /* One round whose every rank's start is known: durations [nranks] (NaN:
  * that round is skipped), its end, its iteration (non-decreasing).  True

@@ -75,18 +75,23 @@ struct sl_peer {
  */
 uint32_t sl_chance_rounds(uint32_t nranks, double share, double chance, uint32_t max)
 {
-	double q = 1.0 / nranks, tail;
-	uint32_t m, j, need;
+	uint32_t m;
 
-	for (m = 2; m < max; m++) {
-		need = (uint32_t)ceil(share * m - 1e-9);
-		for (tail = 0, j = need; j <= m; j++)
-			tail += exp(lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0) +
-				    j * log(q) + (m - j) * log1p(-q));
-		if (nranks * tail <= chance)
+	for (m = 2; m < max; m++)
+		if (sl_chance_last(nranks, m, (uint32_t)ceil(share * m - 1e-9)) <= chance)
 			return m;
-	}
 	return max;
+}
+
+double sl_chance_last(uint32_t nranks, uint32_t m, uint32_t k)
+{
+	double q = 1.0 / nranks, tail = 0;
+	uint32_t j;
+
+	for (j = k; j <= m; j++)
+		tail += exp(lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0) +
+			    j * log(q) + (m - j) * log1p(-q));
+	return nranks * tail;
 }
 
 static uint32_t chance_rounds(uint32_t nranks, double share)

@@ -754,6 +754,67 @@ static void test_survey_tcp_few(void)
 	survey_tcp(4);
 }
 
+/*
+ * Two ops a step: global 5's GPU last in the first of each by 12 ms (20
+ * rounds of 40, a round every 40 ms), the second's last arriver anyone,
+ * 0.1 ms ahead.  Last in every round that kept the others waiting a
+ * quarter of the interval or more: S1 (random job 1224, silent before).
+ * Where global 0 also kept them waiting 10.5 ms in 7 rounds, global 5 is
+ * last in 20 of those 27 only, under three quarters: nobody.
+ */
+static void survey_waits(bool others_wait)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+	int i;
+
+	job_init(&j);
+	w = survey_world(&j, &sv);
+	if (w) {
+		for (i = 0; i < 40; i++) {
+			int last = i % 2 ? i / 2 % 8 : 5;
+			double gap = i % 2 ? 0.1 * MS : 12.0 * MS;
+
+			if (i % 2 && last == 5)
+				last = 4;
+			if (others_wait && i % 2 && i < 14) {
+				last = 0;
+				gap = 10.5 * MS;
+			}
+			sv.s.arr_log[i] = (struct arr_ent){ last, (float)gap };
+			sv.last[last]++;
+			sv.gap[last] += gap;
+			if (gap > sv.gmax[last])
+				sv.gmax[last] = gap;
+		}
+		CHECK_INT(sv.last[5], 20);
+		slow_survey_sampled(j.s.an, w, j.t);
+		if (others_wait) {
+			CHECK_INT(j.s.nv, 0);
+			CHECK(!sv.s.survey_open);
+		} else {
+			CHECK_INT(j.s.nv, 1);
+			CHECK_INT(j.s.v[0].cls, AN_S1);
+			CHECK_INT(j.s.v[0].ncul, 1);
+			CHECK_INT(j.s.v[0].cul[0].rank, 5);
+			CHECK(sv.s.survey_open);
+		}
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+static void test_survey_last_when_waited(void)
+{
+	survey_waits(false);
+}
+
+static void test_survey_others_waited(void)
+{
+	survey_waits(true);
+}
+
 static void test_survey_gpu_shared(void)
 {
 	survey_gpu(true);
@@ -777,6 +838,8 @@ int main(void)
 	test_survey_p2p_asked_again();
 	test_survey_p2p_burst();
 	test_survey_gpu_own();
+	test_survey_last_when_waited();
+	test_survey_others_waited();
 	test_survey_tcp_echo();
 	test_survey_tcp_few();
 	test_survey_gpu_shared();
