@@ -98,8 +98,10 @@ const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 	if (p->main_thread.syscall >= 0 && held_ns >= 1000000000ull)
 		snprintf(held, sizeof(held), " for %.0f s or more", (double)held_ns / 1e9);
 	cuda_words(p, cuda, sizeof(cuda));
-	snprintf(buf, n, "process running; its main thread is %s%s%s%s", tw, held, cuda,
-		 p->nthreads_d > (p->main_thread.state == 'D') ? ", another in I/O (D)" : "");
+	snprintf(buf, n, "process running; its main thread is %s%s%s%s%s%.*s%s", tw, held, cuda,
+		 p->nthreads_d > (p->main_thread.state == 'D') ? ", another in I/O (D)" : "",
+		 p->main_thread.stack[0] ? " (stack: " : "", (int)sizeof(p->main_thread.stack),
+		 p->main_thread.stack, p->main_thread.stack[0] ? ")" : "");
 	return buf;
 }
 

@@ -107,7 +107,7 @@ static void locate_coll_unaligned(struct an *an, struct an_comm *c,
 				  struct an_status *st)
 {
 	const struct an_rank *w = NULL;
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 	int32_t i;
 
 	for (i = 0; i < c->nranks; i++) {
@@ -230,7 +230,7 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 	int64_t most = -1, fewer = -1;
 	uint32_t nmost = 0, nknown = 0, same;
 	int32_t i, x = -1;
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 
 	for (i = 0; i < c->nranks; i++) {
 		int64_t n = mem_launched(&c->r[i]);
@@ -288,7 +288,7 @@ void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 	uint32_t nlive = 0, down = 0;
 	const struct an_sig *ref = NULL;
 	const struct an_progress *args;
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 	int32_t i;
 
 	if (coll_seq_from_attach(c)) {

@@ -74,7 +74,11 @@ static inline bool sub_open(const struct an_progress *p)
 }
 
 /* an_locate.c: evidence every class shares */
-/* the process's state, with its main thread as /proc last showed it */
+/*
+ * the process's state, with its main thread as /proc last showed it and
+ * its native stack where read (a buffer of LOC_PROC_WORDS_MAX holds it all)
+ */
+#define LOC_PROC_WORDS_MAX	(384 + AN_STACK_MAX)
 const char *loc_proc_words(const struct an *an, const struct an_rank *r, char *buf, size_t n);
 /* the culprit's main thread as evidence values (what /proc last showed) */
 void loc_thread_vals(const struct an *an, const struct an_rank *r, struct an_status *st);

@@ -161,7 +161,7 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 	const struct an_rank *w = &c->r[wr], *pr = &c->r[cr];
 	const struct an_p2p *q = an_p2p_find(pr, wr);
 	int od = 1 - wd;
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 
 	if (proc_down(an, pr) ||
 	    (pr->tierb && (!q || (q->ndone[od] >= q->n[od] && q->nret[od] >= q->n[od])))) {
@@ -257,7 +257,7 @@ bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq)
 static void stopped_in(struct an *an, const struct an_comm *c, struct an_status *st,
 		       int32_t r, int32_t w, bool aligned)
 {
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 
 	st->cls = AN_H1;
 	add_cul(an, st, r);
@@ -276,7 +276,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	int64_t wseq = 0;
 	bool aligned = true, peer_said = false;
 	uint32_t j;
-	char buf[384];
+	char buf[LOC_PROC_WORDS_MAX];
 
 	/*
 	 * An op its peer never posted (pass 0) names a culprit outright; any

@@ -250,7 +250,7 @@ static void init_missing(struct an *an, const struct an_setup_grp *g, uint32_t h
 {
 	const struct an_proc **by_rank = rank_procs(an, g);
 	struct an_verdict *v = &an->tmp;
-	char missing[256], in[256], doing[320];
+	char missing[256], in[256], doing[LOC_PROC_WORDS_MAX];
 	uint32_t nmiss;
 	int32_t r;
 	bool told = false;

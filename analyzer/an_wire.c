@@ -231,7 +231,7 @@ static void get_nic(struct rbuf *b, struct an_nic_event *e)
 /*
  * AW_THREAD: pid, tid, state, main, syscall, arg0, name and wchan texts;
  * version 6: the fd's path text; version 7: the CUDA synchronize it is
- * inside and its entry
+ * inside and its entry; version 14: its native stack's text
  */
 static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 {
@@ -252,7 +252,7 @@ static int put_thread(struct wbuf *b, uint32_t pid, const struct an_thread *t)
 	put8(b, t->cuda_sync);
 	put64(b, t->cuda_since);
 	put8(b, t->cuda_stack);
-	return 0;
+	return put_text_n(b, t->stack, AN_STACK_MAX, 1);
 }
 
 static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t, uint8_t ver)
@@ -293,6 +293,8 @@ static void get_thread(struct rbuf *b, uint32_t *pid, struct an_thread *t, uint8
 		if (t->cuda_stack > 1 || (t->cuda_stack && !t->cuda_sync))
 			b->bad = true;
 	}
+	if (ver >= 14)
+		get_text_n(b, t->stack, AN_STACK_MAX, 1);
 	if (main > 1 || t->syscall < -2 ||
 	    !((t->state >= 'A' && t->state <= 'Z') || (t->state >= 'a' && t->state <= 'z')))
 		b->bad = true;

@@ -32,11 +32,11 @@
  * AW_SETUP's comm name (text) at its end, and AW_ENDPOINT; version 11
  * AW_SETUP's kind 3 (split) and its comm (u64) after the name; version 12
  * AW_SCHED; version 13 AW_SETUP's returned byte bit 2 (entered before the
- * record: found inside its init in memory).  A
- * decoder reads every older version (an agent not upgraded yet), an older
+ * record: found inside its init in memory); version 14 AW_THREAD's native
+ * stack (text) at its end.  A decoder reads every older version (an agent not upgraded yet), an older
  * one refuses a newer record.
  */
-#define AN_WIRE_VERSION		13
+#define AN_WIRE_VERSION		14
 #define AN_OPF_SEQ_FROM_ATTACH	1	/* an op's flags (version 3) */
 #define AN_WIRE_MAX_SUBS	256	/* proxy subs in one snapshot record */
 #define AN_WIRE_MAX		(16 + 40 + 2 + AN_WIRE_MAX_SUBS * 84)

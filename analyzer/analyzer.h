@@ -141,6 +141,9 @@ struct an_launch {
 	bool intra_node;	/* one host, over intra-node transports (no proxy) */
 };
 
+/* a thread's native stack as text, with its NUL (CCLD_STACK_PARTS x CCLD_STACK_CHUNK + 1) */
+#define AN_STACK_MAX	225
+
 /* One thread of a traced process, as /proc shows it (CCLD_EV_THREAD). */
 struct an_thread {
 	uint32_t tid;
@@ -155,6 +158,8 @@ struct an_thread {
 	uint64_t cuda_since;	/* its entry, on the host's clock */
 	/* entered before the probes, found on its stack: cuda_since is a bound */
 	uint8_t cuda_stack;
+	/* its native stack, innermost frame first ("write+0x17 < main+0x2e"); "" */
+	char stack[AN_STACK_MAX];
 };
 
 enum an_proc_state { AN_PROC_RUNNING, AN_PROC_STOPPED, AN_PROC_EXITED };

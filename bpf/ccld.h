@@ -104,6 +104,8 @@ enum ccld_ev_type {
 	CCLD_EV_ENDPOINT,	/* a traced process's end of TCP connections: u.endpoint */
 	CCLD_EV_SCHED,		/* a proxy thread's CPU and run-queue time while step hooks
 				 * are on (tid: the thread): u.sched */
+	CCLD_EV_THREAD_STACK,	/* one part of a thread's native stack: u.stack, before that
+				 * thread's CCLD_EV_THREAD record */
 	CCLD_EV_TYPE_MAX,
 };
 
@@ -365,6 +367,24 @@ struct ccld_sched {
 	__u64 slices;		/* timeslices run */
 };
 
+/*
+ * CCLD_EV_THREAD_STACK: a thread's native stack as text, innermost frame
+ * first ("write+0x17 < save_checkpoint+0x4e < main+0x210"), read by
+ * ccld-trace without stopping the thread (user/probe/ustack.c): NPARTS
+ * consecutive records of the thread, CCLD_STACK_CHUNK bytes each, just
+ * before its CCLD_EV_THREAD record of the same look.
+ */
+#define CCLD_STACK_CHUNK	56
+#define CCLD_STACK_PARTS	4	/* text kept: 4 * 56 = 224 bytes */
+
+struct ccld_thread_stack {
+	__u8 part;		/* 0.. */
+	__u8 nparts;		/* parts of this stack */
+	__u8 nframes;		/* frames in the text */
+	__u8 pad[5];
+	char text[CCLD_STACK_CHUNK];	/* NUL-padded; a full chunk has no NUL */
+};
+
 struct ccld_async_err {		/* CCLD_EV_ASYNC_ERR */
 	__s64 result;		/* the ncclResult_t written to *asyncError */
 };
@@ -519,6 +539,7 @@ struct ccld_event {
 		struct ccld_comm_name comm_name;
 		struct ccld_endpoint endpoint;
 		struct ccld_sched sched;
+		struct ccld_thread_stack stack;
 		__u8 raw[64];
 	} u;
 	/*

@@ -74,6 +74,9 @@ def main():
     # what the culprit is doing, as the root verdict's text must say it
     # ("in_write()_on_%TMP%/x.fifo": _ for a space, %TMP% the test's $TMP)
     ap.add_argument("--evidence-has", action="append", default=[])
+    # a function the culprit's main thread's native stack holds ("(stack:
+    # write+0x17 < FN+0x2e < ...)" in the root verdict's text)
+    ap.add_argument("--stack-has", action="append", default=[])
     # every culprit must carry its launcher's global rank (RANK), the job's
     # rank of that pid; where any culprit has one, it must be that one
     ap.add_argument("--want-global-rank", action="store_true")
@@ -284,6 +287,11 @@ def main():
         want = want.replace("_", " ").replace("%TMP%", os.environ.get("TMP", ""))
         if want not in v["evidence"].get("text", ""):
             errs.append(f"root verdict's text does not say {want!r}")
+    stack = re.search(r"\(stack: ([^)]*)\)", v["evidence"].get("text", ""))
+    for fn in a.stack_has:
+        if not stack or not re.search(r"(^| )" + re.escape(fn) + r"\+0x", stack.group(1)):
+            errs.append(f"root verdict's text has no stack with {fn!r}: "
+                        f"{stack.group(1) if stack else 'no stack'}")
     if a.want_proxy and not tiers(v) & {"C", "E"}:
         errs.append(f"root verdict rests on tiers {v['evidence'].get('evidence_tiers')}, "
                     f"expected proxy data (C or E)")

@@ -63,11 +63,13 @@ FROM_INIT=1 WANT_LINE='root comm [0-9a-f]\{16\} "tp1" (2 ranks: global 2,3, spli
 	scenario cpu-hang "--steps 100000 --hang 2:20" \
 	"--class H1 --culprits 2 --kind tp --want-global-rank --want-gpu --want-comm-name"
 # what the culprit does, from /proc: a checkpoint write that never ends (a
-# FIFO nobody reads), named with its file; a stopped process named stopped
+# FIFO nobody reads), named with its file and the function that writes it
+# (its main thread's native stack); a stopped process named stopped
 export TMP
 mkfifo "$TMP/ckpt.fifo"
 scenario ckpt-write "--steps 100000 --hang 2:20:write=$TMP/ckpt.fifo" \
-	"--class H1 --culprits 2 --kind tp --evidence-has in_write()_on_%TMP%/ckpt.fifo"
+	"--class H1 --culprits 2 --kind tp --evidence-has in_write()_on_%TMP%/ckpt.fifo
+	 --stack-has hang_in_write"
 scenario exit "--steps 100000 --exit 6:20" "--class H1 --culprits 6 --kind tp"
 # over the socket transport the exited rank's peers find its connections
 # closed and NCCL warns so (NCCL_DEBUG unset): the verdict cites that warning,

@@ -90,11 +90,12 @@ $(OUT)/tests/fuzz/fuzz_an_wire: tests/fuzz/fuzz_an_wire.c $(wildcard analyzer/*.
 
 $(OUT)/tests/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c user/record/capture.c \
 				user/record/capture.h user/record/ncclwarn.c \
-				user/record/ncclwarn.h bpf/ccld.h
+				user/record/ncclwarn.h user/record/stackasm.c \
+				user/record/stackasm.h bpf/ccld.h
 	$(call msg,FUZZ-CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_capture.c user/record/capture.c \
-		user/record/ncclwarn.c -lz
+		user/record/ncclwarn.c user/record/stackasm.c -lz
 
 # reader throughput (docs/formats.md): build/tests/bench/bench_capture
 $(OUT)/tests/bench/bench_capture: tests/bench/bench_capture.c user/record/capture.c \

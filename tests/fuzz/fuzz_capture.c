@@ -6,7 +6,8 @@
  * file is read from memory and through a file descriptor (the latter with
  * 37-byte reads in fuzzing builds); both must end, and give the same items
  * and the same errors.  NCCL's warnings among the records are put together
- * (ncclwarn.h), the same way from both.
+ * (ncclwarn.h), and threads' native stacks (stackasm.h), the same way from
+ * both; a stack put together is printable text.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/mman.h>
 #include "capture.h"
 #include "ncclwarn.h"
+#include "stackasm.h"
 
 extern bool capture_fuzz_ignore_crc;
 
@@ -27,6 +29,7 @@ struct digest {
 	size_t events, metas, errors;
 	bool opened;
 	struct warn_asm *warn;	/* NCCL's warnings from their records (ncclwarn.h) */
+	struct stack_asm *stack;	/* threads' stacks (stackasm.h) */
 };
 
 static void feed(struct digest *d, const void *p, size_t n)
@@ -57,6 +60,20 @@ static void drain(struct capture_reader *r, struct digest *d)
 				abort();	/* the reader let a bad record out */
 			feed(d, &ev, sizeof(ev));
 			d->events++;
+			if (ev.type == CCLD_EV_THREAD_STACK)
+				stack_asm_part(d->stack, 0, &ev);
+			if (ev.type == CCLD_EV_THREAD) {
+				char text[STACK_TEXT_MAX];
+				size_t i, n;
+
+				if (stack_asm_take(d->stack, 0, &ev, text, sizeof(text))) {
+					n = strlen(text);
+					for (i = 0; i < n; i++)
+						if (text[i] < ' ' || text[i] > '~')
+							abort();
+					feed(d, text, n);
+				}
+			}
 			if (ev.type == CCLD_EV_NCCL_WARN) {
 				struct nccl_warning w;
 				enum warn_feed wf = warn_asm_feed(d->warn, 0, &ev, &w);
@@ -95,8 +112,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct warn_asm wa, wb;
-	struct digest a = { .hash = 14695981039346656037ull, .warn = &wa };
-	struct digest b = { .hash = a.hash, .warn = &wb };
+	static struct stack_asm sa, sb;
+	struct digest a = { .hash = 14695981039346656037ull, .warn = &wa, .stack = &sa };
+	struct digest b = { .hash = a.hash, .warn = &wb, .stack = &sb };
 	struct capture_reader *r;
 	struct capture_header h;
 	char err[256];
@@ -105,6 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&wa, 0, sizeof(wa));
 	memset(&wb, 0, sizeof(wb));
+	memset(&sa, 0, sizeof(sa));
+	memset(&sb, 0, sizeof(sb));
 	capture_fuzz_ignore_crc = data[0] & 1;
 	data++;
 	size--;

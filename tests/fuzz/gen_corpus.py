@@ -21,6 +21,7 @@ EV_CALL, EV_RET, EV_TICK, EV_PROC_ATTACH = 1, 2, 35, 32
 FN_ALLREDUCE, FN_SEND = 1, 9
 EV_NCCL_WARN, WARN_CHUNK = 45, 56
 EV_COMM, EV_COMM_RET, EV_COMM_NAME = 4, 5, 46
+EV_THREAD, EV_THREAD_STACK, STACK_CHUNK = 42, 49, 56
 FN_INIT_RANK_CONFIG, FN_SPLIT = 14, 17
 
 
@@ -103,6 +104,25 @@ def warnings():
     return out
 
 
+def stacks():
+    """two threads' native stacks before their thread records; one part lost"""
+    out = header("seed", "ffffffff-0000-1111-2222-666666666666", 0, "6.1", "seed")
+    text = (b"write+0x17 < save_checkpoint+0x4e < train_step+0x1c2 < main+0x2f5 < "
+            b"__libc_start_call_main+0x7a < __libc_start_main+0x85 < _start+0x21")
+    parts = [text[i:i + STACK_CHUNK] for i in range(0, len(text), STACK_CHUNK)]
+    thread = struct.pack("<iBBBBQ16s32s", 1, ord("S"), 1, 0, 0, 3, b"python", b"pipe_write")
+    evs = [event(EV_THREAD_STACK, 0, 7, 7, 500,
+                 union=struct.pack("<BBB5x", i, len(parts), 7) + p.ljust(STACK_CHUNK, b"\0"))
+           for i, p in enumerate(parts)]
+    evs.append(event(EV_THREAD, 0, 7, 7, 500, union=thread))
+    evs += [event(EV_THREAD_STACK, 0, 7, 9, 600,
+                  union=struct.pack("<BBB5x", i, len(parts), 7) + p.ljust(STACK_CHUNK, b"\0"))
+            for i, p in enumerate(parts) if i != 1]
+    evs.append(event(EV_THREAD, 0, 7, 9, 600, union=thread))
+    out += block(EVENTS, len(evs), b"".join(evs))
+    return out
+
+
 def comm_names():
     """an init and a split named by their configs, one name without a NUL"""
     out = header("seed", "ffffffff-0000-1111-2222-555555555555", 0, "6.1", "seed")
@@ -156,6 +176,7 @@ def main():
         "empty-meta": ex[:240] + block(META, 1, b""),
         "nccl-warnings": warnings(),
         "comm-names": comm_names(),
+        "stacks": stacks(),
     }
     for name, data in seeds.items():
         with open(os.path.join(d, name + ".ccld"), "wb") as f:

@@ -39,13 +39,21 @@ def launched(ts, pid, comm, rank, nranks, ncoll, per_fn, dead=False):
             + b"".join(struct.pack("<Q", v) for v in per_fn))
 
 
-def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait", path=None):
+def thread(ts, pid, tid, state, syscall, name=b"python", wchan=b"futex_do_wait", path=None,
+           stack=None):
     """AW_THREAD (v2): pid, tid, state, main, syscall, arg0, name, wchan;
-    (v6) then the path of the call's fd"""
-    out = (hdr(THREAD, ts, 2 if path is None else 6)
+    (v6) then the path of the call's fd; (v14) after the CUDA synchronize
+    (u8 function, u64 entry, v7) and its stack flag (u8, v8), the native
+    stack's text"""
+    ver = 14 if stack is not None else 6 if path is not None else 2
+    out = (hdr(THREAD, ts, ver)
            + struct.pack("<IIBBiQ", pid, tid, state, int(pid == tid), syscall, 0)
            + struct.pack("<B", len(name)) + name + struct.pack("<B", len(wchan)) + wchan)
-    return out if path is None else out + struct.pack("<B", len(path)) + path
+    if ver >= 6:
+        out += struct.pack("<B", len(path or b"")) + (path or b"")
+    if ver >= 14:
+        out += struct.pack("<BQB", 0, 0, 0) + struct.pack("<B", len(stack)) + stack
+    return out
 
 
 def nccl_warn(ts, pid, line, file, msg):
@@ -152,7 +160,8 @@ def attached(nranks, t0, behind=-1, dead=-1):
         out += rec(thread(t0, 200 + r, 200 + r, ord("S"), 34 if r == behind else 202))
         if r == behind:
             out += rec(thread(t0, 200 + r, 200 + r, ord("S"), 1, wchan=b"pipe_write",
-                              path=b"/ckpt/step1200.pt"))
+                              path=b"/ckpt/step1200.pt",
+                              stack=b"write+0x17 < save_checkpoint+0x4e < main+0x2f5"))
     if dead >= 0:
         out += rec(hdr(PROC, t0, 2) + struct.pack("<IBi", 200 + dead, 2, -1))
     for k in range(30):

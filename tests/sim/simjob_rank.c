@@ -137,7 +137,8 @@ static void sleep_ms(double ms)
  * FIFO nobody reads, opened read-write (so open() does not wait for a
  * reader): writes fill its 64 KiB buffer, then one blocks for good.
  */
-static void hang_in_write(const char *path, int step)
+/* never inlined: its own frame on the stack names what the rank is doing */
+static __attribute__((noinline)) void hang_in_write(const char *path, int step)
 {
 	static char chunk[1 << 16];
 	const char *rundir = getenv("CCLD_SIMJOB_RUNDIR");

@@ -650,17 +650,21 @@ static void test_wire(void)
 	CHECK_INT(d.thread.cuda_sync, 0);
 	/* an older agent's record (version 5): no path text after wchan */
 	buf[0] = 5;
-	CHECK_INT(an_wire_decode(buf, (size_t)n - 1 - 9 - 1, &d, err, sizeof(err)), 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 1 - 9 - 1 - 1, &d, err, sizeof(err)), 0);
 	CHECK_STR(d.thread.wchan, "io_schedule");
 	CHECK_STR(d.thread.path, "");
 	/* version 6: no CUDA synchronize after the path */
 	buf[0] = 6;
-	CHECK_INT(an_wire_decode(buf, (size_t)n - 9 - 1, &d, err, sizeof(err)), 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 9 - 1 - 1, &d, err, sizeof(err)), 0);
 	CHECK_STR(d.thread.wchan, "io_schedule");
 	/* version 7: no stack flag after it */
 	buf[0] = 7;
-	CHECK_INT(an_wire_decode(buf, (size_t)n - 1, &d, err, sizeof(err)), 0);
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 1 - 1, &d, err, sizeof(err)), 0);
 	CHECK_INT(d.thread.cuda_stack, 0);
+	/* version 13: no native stack text at its end */
+	buf[0] = 13;
+	CHECK_INT(an_wire_decode(buf, (size_t)n - 1, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.thread.stack, "");
 	buf[0] = AN_WIRE_VERSION;
 	/* a thread state that is not a letter is refused */
 	buf[2 + 8 + 8] = 0;
@@ -678,7 +682,7 @@ static void test_wire(void)
 	CHECK_INT(d.thread.cuda_sync, CCLD_FN_CUDA_STREAM_SYNC);
 	CHECK(d.thread.cuda_since == 123456789);
 	CHECK_INT(d.thread.cuda_stack, 0);
-	buf[n - 10] = CCLD_FN_ALLREDUCE;
+	buf[n - 11] = CCLD_FN_ALLREDUCE;
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
 	/* version 8: found on the thread's stack; a flag that is not 0/1, or
 	 * one without a synchronize, is refused */
@@ -686,8 +690,16 @@ static void test_wire(void)
 	n = an_wire_encode(&w, buf, sizeof(buf));
 	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
 	CHECK_INT(d.thread.cuda_stack, 1);
-	buf[n - 1] = 2;
+	buf[n - 2] = 2;
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);
+	/* version 14: its native stack; a text as long as the field is refused */
+	snprintf(w.thread.stack, sizeof(w.thread.stack), "write+0x17 < main+0x2f5");
+	n = an_wire_encode(&w, buf, sizeof(buf));
+	CHECK_INT(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	CHECK_STR(d.thread.stack, "write+0x17 < main+0x2f5");
+	memset(w.thread.stack, 'x', sizeof(w.thread.stack));
+	CHECK(an_wire_encode(&w, buf, sizeof(buf)) < 0);
+	w.thread.stack[0] = '\0';
 	w.thread.cuda_sync = 0;
 	n = an_wire_encode(&w, buf, sizeof(buf));
 	CHECK(an_wire_decode(buf, (size_t)n, &d, err, sizeof(err)) < 0);

@@ -122,8 +122,26 @@ static void test_schedstat(void)
 	CHECK_INT(threads_schedstat(getpid(), 0x7ffffff0, &s), -ENOENT);
 }
 
+/* the stack pointer and program counter of a blocked thread's syscall line */
+static void test_syscall_regs(void)
+{
+	uint64_t sp, pc;
+
+	CHECK(threads_syscall_regs("-1 0x7ffd1230 0x4005d0", &sp, &pc));
+	CHECK(sp == 0x7ffd1230 && pc == 0x4005d0);
+	CHECK(threads_syscall_regs("1 0x3 0x7f00 0x10000 0x0 0x0 0x0 0x7ffe10 0x7f12345", &sp, &pc));
+	CHECK(sp == 0x7ffe10 && pc == 0x7f12345);
+	CHECK(threads_syscall_sp("1 0x3 0x7f00 0x10000 0x0 0x0 0x0 0x7ffe10 0x7f12345", &sp));
+	CHECK(sp == 0x7ffe10);
+	CHECK(!threads_syscall_regs("running", &sp, &pc));
+	CHECK(!threads_syscall_regs("1 0x3 0x7f00", &sp, &pc));
+	CHECK(!threads_syscall_regs("-1 0x0 0x4005d0", &sp, &pc));
+	CHECK(!threads_syscall_regs("", &sp, &pc));
+}
+
 int main(void)
 {
+	test_syscall_regs();
 	test_schedstat();
 	test_fd_name();
 	test_blocked_write();

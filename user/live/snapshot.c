@@ -19,6 +19,7 @@
 #include "snapshot.h"
 #include "state.h"
 #include "threads.h"
+#include "ustack.h"
 
 #define MAX_DEAD_SEARCHES	8	/* brute-force pid searches per snapshot */
 
@@ -50,6 +51,7 @@ struct snapshot {
 	struct hmap gpus;	/* pid -> its GPU label's value last emitted (malloc'd) */
 	struct hmap threads;	/* pid -> signature of its threads last emitted */
 	struct hmap cudawait;	/* pid -> struct proc_cudawait */
+	struct hmap nccl_threads;	/* (pid, tid) -> marker: its stack ran through libnccl */
 	int entries_fd;		/* the BPF calls in progress per thread, -1 none */
 	struct cand *cands;
 	size_t ncands, capcands;
@@ -88,6 +90,7 @@ struct snapshot *snapshot_new(struct attacher *a, struct proxy_live *pl, const s
 	hmap_init(&s->gpus);
 	hmap_init(&s->threads);
 	hmap_init(&s->cudawait);
+	hmap_init(&s->nccl_threads);
 	return s;
 }
 
@@ -113,6 +116,7 @@ void snapshot_free(struct snapshot *s)
 		free(v);
 	hmap_free(&s->gpus);
 	hmap_free(&s->threads);
+	hmap_free(&s->nccl_threads);
 	free(s->cands);
 	free(s);
 }
@@ -399,6 +403,64 @@ static void cuda_wait(struct snapshot *s, struct ccld_event *ev, uint64_t now)
 	cuda_wait_stack(s, ev, now);
 }
 
+#define STACK_PROBES	32	/* threads of a process walked at a full read, at most */
+
+/*
+ * Thread TEV's native stack (ustack.h), where it is blocked in the
+ * kernel, as CCLD_EV_THREAD_STACK records through EMIT, before its own:
+ * the main thread's (where the training loop runs: a checkpoint write, a
+ * data loader, a CUDA synchronize) and NCCL's threads' (its proxy's
+ * progress and service threads, its bootstrap).  NCCL names its threads
+ * only under NCCL_SET_THREAD_NAME=1 ("NCCL Progress  0"); otherwise they
+ * are known by their stacks: at a full read (FULL) the other blocked
+ * threads are walked too, *PROBES of them at most, and those with a frame
+ * in libnccl are remembered.
+ */
+static void emit_stack(struct snapshot *s, pid_t pid, const struct ccld_event *tev,
+		       uint64_t now, bool full, int *probes, snapshot_emit_fn emit, void *ctx)
+{
+	const struct ccld_thread *t = &tev->u.thread;
+	struct hkey k = hkey3((uint64_t)pid, tev->tid, 6);
+	char text[CCLD_STACK_PARTS * CCLD_STACK_CHUNK + 1];
+	bool named = t->main || !strncmp(t->name, "NCCL", 4), in_nccl = false;
+	struct ccld_event ev;
+	uint64_t sp, pc;
+	size_t len, part, nparts;
+	int nframes;
+
+	if (!named && !hmap_get(&s->nccl_threads, k) && !(full && *probes > 0))
+		return;
+	if (!threads_task_regs(pid, (pid_t)tev->tid, &sp, &pc))
+		return;
+	if (!named && !hmap_get(&s->nccl_threads, k))
+		(*probes)--;
+	nframes = ustack_read(pid, (pid_t)tev->tid, sp, pc, text, sizeof(text), "libnccl",
+			      &in_nccl);
+	if (in_nccl && !hmap_get(&s->nccl_threads, k) &&
+	    hmap_put(&s->nccl_threads, k, &marker))
+		return;
+	if (!named && !in_nccl && !hmap_get(&s->nccl_threads, k))
+		return;
+	len = nframes > 0 ? strlen(text) : 0;
+	nparts = (len + CCLD_STACK_CHUNK - 1) / CCLD_STACK_CHUNK;
+	for (part = 0; part < nparts; part++) {
+		size_t at = part * CCLD_STACK_CHUNK;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = CCLD_EV_THREAD_STACK;
+		ev.version = CCLD_ABI_VERSION;
+		ev.pid = (uint32_t)pid;
+		ev.tid = tev->tid;
+		ev.id.rank = ev.id.nranks = -1;
+		ev.u.stack.part = (uint8_t)part;
+		ev.u.stack.nparts = (uint8_t)nparts;
+		ev.u.stack.nframes = (uint8_t)nframes;
+		memcpy(ev.u.stack.text, text + at,
+		       len - at < CCLD_STACK_CHUNK ? len - at : CCLD_STACK_CHUNK);
+		emit_at(emit, ctx, &ev, now);
+	}
+}
+
 /* PID's threads; only when one changed unless FORCE */
 static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now,
 			 snapshot_emit_fn emit, void *ctx)
@@ -428,9 +490,14 @@ static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now
 	}
 	sig |= 1ull << 63;	/* never NULL or HMAP_TOMB in the map */
 	if (n > 0 && (force || (uint64_t)(uintptr_t)hmap_get(&s->threads, k) != sig)) {
+		int probes = STACK_PROBES;
+
 		hmap_put(&s->threads, k, (void *)(uintptr_t)sig);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (evs[i].type == CCLD_EV_THREAD)
+				emit_stack(s, pid, &evs[i], now, force, &probes, emit, ctx);
 			emit_at(emit, ctx, &evs[i], now);
+		}
 	}
 	free(evs);
 }
@@ -780,6 +847,9 @@ void snapshot_forget(struct snapshot *s, pid_t pid)
 	for (it = 0; hmap_next(&s->counts, &it, &k, &v);)
 		if (k.a == p && k.c == 1)
 			hmap_del(&s->counts, k);
+	for (it = 0; hmap_next(&s->nccl_threads, &it, &k, &v);)
+		if (k.a == p)
+			hmap_del(&s->nccl_threads, k);
 }
 
 void snapshot_refresh(struct snapshot *s, uint64_t hash, const uint32_t *sus, size_t nsus,

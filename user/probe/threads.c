@@ -42,12 +42,12 @@ void threads_parse_syscall(const char *line, struct ccld_thread *t)
 	t->arg0 = nr >= 0 ? a0 : 0;
 }
 
-bool threads_syscall_sp(const char *line, uint64_t *sp)
+bool threads_syscall_regs(const char *line, uint64_t *sp, uint64_t *pc)
 {
 	unsigned long long v[9];
 	int nr, k;
 
-	*sp = 0;
+	*sp = *pc = 0;
 	if (sscanf(line, "%d", &nr) != 1)
 		return false;
 	if (nr == -1)
@@ -60,7 +60,24 @@ bool threads_syscall_sp(const char *line, uint64_t *sp)
 	if (k < 0 || !v[k])
 		return false;
 	*sp = v[k];
+	*pc = v[k + 1];
 	return true;
+}
+
+bool threads_syscall_sp(const char *line, uint64_t *sp)
+{
+	uint64_t pc;
+
+	return threads_syscall_regs(line, sp, &pc);
+}
+
+bool threads_task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[96], line[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	read_line(path, line, sizeof(line));
+	return threads_syscall_regs(line, sp, pc);
 }
 
 bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp)

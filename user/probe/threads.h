@@ -45,6 +45,12 @@ bool threads_syscall_sp(const char *line, uint64_t *sp);
 /* Thread TID of PID's stack pointer, read from its syscall file as above. */
 bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp);
 
+/* ... its stack pointer and program counter ("... sp pc"): false as above */
+bool threads_syscall_regs(const char *line, uint64_t *sp, uint64_t *pc);
+
+/* Thread TID of PID's stack pointer and program counter, from its syscall file. */
+bool threads_task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
+
 /* A schedstat line ("cpu_ns run_delay_ns slices") into S: false if not one. */
 bool threads_parse_schedstat(const char *line, struct ccld_sched *s);
 

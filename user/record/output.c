@@ -186,7 +186,7 @@ void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *
 }
 
 void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
-		const char *fd_path, bool json)
+		const char *fd_path, const char *stack, bool json)
 {
 	const struct ccld_thread *t = &ev->u.thread;
 	const char *sc = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
@@ -204,11 +204,12 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 		sc = scb;
 	}
 	if (!json) {
-		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s%s%s%s%s\n", h->name, ev->pid,
-			ev->tid, name, st, sc ? " in " : "", sc ? sc : "",
+		fprintf(f, "%-12s %7u thread %u (%s): %c%s%s%s%s%s%s%s%s%s%s\n", h->name,
+			ev->pid, ev->tid, name, st, sc ? " in " : "", sc ? sc : "",
 			fd_path[0] ? " on " : "", fd_path,
 			wchan[0] ? " wchan " : "", wchan,
-			cuda ? " inside cuda" : "", cuda ? cuda : "");
+			cuda ? " inside cuda" : "", cuda ? cuda : "",
+			stack[0] ? " stack " : "", stack);
 		return;
 	}
 	fprintf(f, "{\"type\":\"thread\",\"schema\":%d,\"host\":", CCLD_SCHEMA);
@@ -227,6 +228,10 @@ void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
 	if (fd_path[0]) {
 		fputs(",\"fd_path\":", f);
 		json_string(f, fd_path);
+	}
+	if (stack[0]) {
+		fputs(",\"stack\":", f);
+		json_string(f, stack);
 	}
 	if (cuda)
 		fprintf(f, ",\"cuda_sync\":\"%s\",\"cuda_since_ns\":%" PRId64 "%s", cuda,

@@ -33,7 +33,7 @@ void out_comm_text(FILE *f, const struct host_info *h,
 void out_comm_state(FILE *f, const struct host_info *h, const struct comm_rank *cr,
 		    const struct ccld_event *ev, bool json);
 void out_thread(FILE *f, const struct host_info *h, const struct ccld_event *ev,
-		const char *fd_path, bool json);
+		const char *fd_path, const char *stack, bool json);
 
 struct summary {
 	uint64_t events;

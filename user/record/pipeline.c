@@ -11,6 +11,7 @@
 #include "json.h"
 #include "ncclwarn.h"
 #include "pipeline.h"
+#include "stackasm.h"
 
 #define MAX_HOSTS 4096
 
@@ -43,7 +44,10 @@ struct pipeline {
 	uint32_t fd_host, fd_pid, fd_tid;
 	uint64_t fd_ts;
 	char fd_path[sizeof(((struct ccld_thread_fd *)0)->path)];
+	struct stack_asm stack;	/* ... and its native stack's parts */
 };
+
+_Static_assert(AN_STACK_MAX == STACK_TEXT_MAX, "a thread's stack fits the analyzer's record");
 
 /*
  * Every analyzer input goes through one record (an_wire.h): the same
@@ -642,6 +646,8 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		snprintf(p->fd_path, sizeof(p->fd_path), "%.*s",
 			 (int)sizeof(ev->u.fd.path) - 1, ev->u.fd.path);
 	}
+	if (ev->type == CCLD_EV_THREAD_STACK)
+		stack_asm_part(&p->stack, host, ev);
 	if (ev->type == CCLD_EV_THREAD && ((ev->u.thread.state >= 'A' && ev->u.thread.state <= 'Z') ||
 					   (ev->u.thread.state >= 'a' && ev->u.thread.state <= 'z'))) {
 		struct an_wire *w = wire(p, AW_THREAD, ev->ts_ns);
@@ -667,9 +673,12 @@ void pipeline_feed(struct pipeline *p, uint32_t host, const struct ccld_event *e
 		    p->fd_ts == ev->ts_ns)
 			snprintf(w->thread.path, sizeof(w->thread.path), "%s", p->fd_path);
 		p->fd_tid = 0;
+		/* its stack, every part of it just before it in the same look */
+		stack_asm_take(&p->stack, host, ev, w->thread.stack, sizeof(w->thread.stack));
 		feed_an(p, host);
 		if (p->o.events)
-			out_thread(p->o.out, pipeline_host(p, host), ev, w->thread.path, p->o.json);
+			out_thread(p->o.out, pipeline_host(p, host), ev, w->thread.path,
+				   w->thread.stack, p->o.json);
 	}
 	if (ev->type == CCLD_EV_NCCL_WARN)
 		pipeline_warn_part(p, host, ev);
