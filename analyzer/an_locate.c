@@ -88,8 +88,16 @@ const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 			snprintf(buf, n, "process exited, status %d", p->exit_status);
 		return buf;
 	}
-	if (p && p->state == AN_PROC_STOPPED)
-		return "process stopped (state T)";
+	/* where it stopped, where its main thread's stack was read there */
+	if (p && p->state == AN_PROC_STOPPED) {
+		bool where = p->has_main && p->main_thread.stack[0] &&
+			     (p->main_thread.state == 'T' || p->main_thread.state == 't');
+
+		snprintf(buf, n, "process stopped (state T)%s%.*s%s", where ? " (stack: " : "",
+			 (int)sizeof(p->main_thread.stack), where ? p->main_thread.stack : "",
+			 where ? ")" : "");
+		return buf;
+	}
 	if (!p || !p->has_main)
 		return "process running";
 	thread_words(&p->main_thread, tw, sizeof(tw));

@@ -80,9 +80,10 @@ CCLD_SIM_TRANSPORT=socket scenario exit-socket "--steps 100000 --exit 6:20" \
 	 --evidence-has Connection_closed_by_remote_peer
 	 --evidence-has is_rank_0_of_this_comm_(global_rank_6,"
 # rank 5 stops itself between two steps: its TP peer waits in the next
-# step's first all-reduce, which rank 5 never entered
+# step's first all-reduce, which rank 5 never entered; where it stopped is
+# its main thread's stack
 scenario sigstop "--steps 100000 --stop 5:20" \
-	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped"
+	"--class H1 --culprits 5 --kind tp --evidence-has process_stopped --stack-has main"
 # stopped from outside at any point of a step: its GPU work in flight, or
 # between two calls; which comm holds the first stuck round depends on
 # where the stop landed (a stopped GPU's round was entered by every rank)
