@@ -46,7 +46,7 @@ static void test_sleeping_child(void)
 	struct timespec ts = { 0, 20 * 1000 * 1000 }, t0, t1;
 	char text[225];
 	uint64_t sp = 0, pc = 0;
-	int tries, n = -1;
+	int tries, n = -1, err;
 	bool in_libc = false;
 	pid_t pid;
 
@@ -77,6 +77,20 @@ static void test_sleeping_child(void)
 	CHECK(in_libc);
 	/* read, not stopped: it still sleeps */
 	CHECK_INT(proc_state(pid), 'S');
+	/* one process's handle walks again to the same stack, its modules kept */
+	{
+		char again[225], third[225];
+		struct ustack *u = ustack_open(pid, &err);
+
+		CHECK(u != NULL);
+		if (u) {
+			CHECK_INT(ustack_thread(u, pid, sp, pc, again, sizeof(again), NULL, NULL), n);
+			CHECK_STR(again, text);
+			CHECK_INT(ustack_thread(u, pid, sp, pc, third, sizeof(third), NULL, NULL), n);
+			CHECK_STR(third, text);
+			ustack_close(u);
+		}
+	}
 	/* a small buffer keeps whole frames and says it cut */
 	n = ustack_read(pid, pid, sp, pc, text, 24, "libnccl", &in_libc);
 	CHECK(!in_libc);

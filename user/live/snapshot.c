@@ -405,6 +405,13 @@ static void cuda_wait(struct snapshot *s, struct ccld_event *ev, uint64_t now)
 
 #define STACK_PROBES	32	/* threads of a process walked at a full read, at most */
 
+/* one look's stack reads of a process: its modules reported once */
+struct stack_reader {
+	struct ustack *u;	/* opened at the first stack read */
+	bool failed;		/* ... which failed: no more tries */
+	int probes;		/* other threads still to walk (a full read) */
+};
+
 /*
  * Thread TEV's native stack (ustack.h), where it is blocked in the
  * kernel, as CCLD_EV_THREAD_STACK records through EMIT, before its own:
@@ -413,11 +420,12 @@ static void cuda_wait(struct snapshot *s, struct ccld_event *ev, uint64_t now)
  * progress and service threads, its bootstrap).  NCCL names its threads
  * only under NCCL_SET_THREAD_NAME=1 ("NCCL Progress  0"); otherwise they
  * are known by their stacks: at a full read (FULL) the other blocked
- * threads are walked too, *PROBES of them at most, and those with a frame
- * in libnccl are remembered.
+ * threads are walked too, STACK_PROBES of them at most, and those with a
+ * frame in libnccl are remembered.
  */
 static void emit_stack(struct snapshot *s, pid_t pid, const struct ccld_event *tev,
-		       uint64_t now, bool full, int *probes, snapshot_emit_fn emit, void *ctx)
+		       uint64_t now, bool full, struct stack_reader *r, snapshot_emit_fn emit,
+		       void *ctx)
 {
 	const struct ccld_thread *t = &tev->u.thread;
 	struct hkey k = hkey3((uint64_t)pid, tev->tid, 6);
@@ -426,16 +434,20 @@ static void emit_stack(struct snapshot *s, pid_t pid, const struct ccld_event *t
 	struct ccld_event ev;
 	uint64_t sp, pc;
 	size_t len, part, nparts;
-	int nframes;
+	int nframes, err;
 
-	if (!named && !hmap_get(&s->nccl_threads, k) && !(full && *probes > 0))
+	if (r->failed || (!named && !hmap_get(&s->nccl_threads, k) && !(full && r->probes > 0)))
 		return;
 	if (!threads_task_regs(pid, (pid_t)tev->tid, &sp, &pc))
 		return;
+	if (!r->u && !(r->u = ustack_open(pid, &err))) {
+		r->failed = true;
+		return;
+	}
 	if (!named && !hmap_get(&s->nccl_threads, k))
-		(*probes)--;
-	nframes = ustack_read(pid, (pid_t)tev->tid, sp, pc, text, sizeof(text), "libnccl",
-			      &in_nccl);
+		r->probes--;
+	nframes = ustack_thread(r->u, (pid_t)tev->tid, sp, pc, text, sizeof(text), "libnccl",
+				&in_nccl);
 	if (in_nccl && !hmap_get(&s->nccl_threads, k) &&
 	    hmap_put(&s->nccl_threads, k, &marker))
 		return;
@@ -490,14 +502,15 @@ static void read_threads(struct snapshot *s, pid_t pid, bool force, uint64_t now
 	}
 	sig |= 1ull << 63;	/* never NULL or HMAP_TOMB in the map */
 	if (n > 0 && (force || (uint64_t)(uintptr_t)hmap_get(&s->threads, k) != sig)) {
-		int probes = STACK_PROBES;
+		struct stack_reader sr = { .probes = STACK_PROBES };
 
 		hmap_put(&s->threads, k, (void *)(uintptr_t)sig);
 		for (i = 0; i < n; i++) {
 			if (evs[i].type == CCLD_EV_THREAD)
-				emit_stack(s, pid, &evs[i], now, force, &probes, emit, ctx);
+				emit_stack(s, pid, &evs[i], now, force, &sr, emit, ctx);
 			emit_at(emit, ctx, &evs[i], now);
 		}
+		ustack_close(sr.u);
 	}
 	free(evs);
 }

@@ -172,40 +172,93 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
-int ustack_read(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, char *out, size_t len,
-		const char *lib, bool *in_lib)
+struct ustack {
+	Dwfl *dwfl;
+	struct walk w;		/* the walk under way: the callbacks' state */
+};
+
+struct ustack *ustack_open(pid_t pid, int *err)
 {
-	struct walk w = { .pid = pid, .tid = tid, .sp = sp, .pc = pc, .out = out, .len = len,
-			  .lib = lib };
-	int err = 0;
+	struct ustack *u;
+	int rc;
+
+	*err = 0;
+	if (SP_DWARF_REG < 0) {
+		*err = -ENOTSUP;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u || !(u->dwfl = dwfl_begin(&proc_callbacks))) {
+		free(u);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	u->w.pid = pid;
+	u->w.dwfl = u->dwfl;
+	dwfl_report_begin(u->dwfl);
+	rc = dwfl_linux_proc_report(u->dwfl, pid);
+	if (dwfl_report_end(u->dwfl, NULL, NULL) || rc ||
+	    !dwfl_attach_state(u->dwfl, NULL, pid, &thread_callbacks, &u->w)) {
+		*err = rc > 0 ? -rc : -ESRCH;
+		ustack_close(u);
+		return NULL;
+	}
+	return u;
+}
+
+void ustack_close(struct ustack *u)
+{
+	if (!u)
+		return;
+	dwfl_end(u->dwfl);
+	free(u);
+}
+
+int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *out,
+		  size_t len, const char *lib, bool *in_lib)
+{
+	struct walk *w = &u->w;
 
 	if (len)
 		out[0] = '\0';
 	if (in_lib)
 		*in_lib = false;
-	if (SP_DWARF_REG < 0)
-		return -ENOTSUP;
 	if (len < 8)
 		return -EINVAL;
-	w.dwfl = dwfl_begin(&proc_callbacks);
-	if (!w.dwfl)
-		return -ENOMEM;
-	dwfl_report_begin(w.dwfl);
-	err = dwfl_linux_proc_report(w.dwfl, pid);
-	if (dwfl_report_end(w.dwfl, NULL, NULL) || err) {
-		dwfl_end(w.dwfl);
-		return err > 0 ? -err : -ESRCH;
-	}
-	if (!dwfl_attach_state(w.dwfl, NULL, pid, &thread_callbacks, &w)) {
-		dwfl_end(w.dwfl);
-		return -ESRCH;
-	}
+	w->tid = tid;
+	w->sp = sp;
+	w->pc = pc;
+	w->out = out;
+	w->len = len;
+	w->used = 0;
+	w->nframes = w->seen = 0;
+	w->cut = w->in_lib = false;
+	w->lib = lib;
 	/* an error past the first frame is the walk's end (no CFI, an unknown register) */
-	dwfl_getthread_frames(w.dwfl, tid, on_frame, &w);
+	dwfl_getthread_frames(u->dwfl, tid, on_frame, w);
 	if (in_lib)
-		*in_lib = w.in_lib;
-	if (w.cut || w.seen == USTACK_MAX_FRAMES)
-		snprintf(out + w.used, len - w.used, "%s...", w.used ? " " : "");
-	dwfl_end(w.dwfl);
-	return w.nframes;
+		*in_lib = w->in_lib;
+	if (w->cut || w->seen == USTACK_MAX_FRAMES)
+		snprintf(out + w->used, len - w->used, "%s...", w->used ? " " : "");
+	return w->nframes;
+}
+
+int ustack_read(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, char *out, size_t len,
+		const char *lib, bool *in_lib)
+{
+	struct ustack *u;
+	int err, n;
+
+	if (len)
+		out[0] = '\0';
+	if (in_lib)
+		*in_lib = false;
+	if (len < 8)
+		return -EINVAL;
+	u = ustack_open(pid, &err);
+	if (!u)
+		return err;
+	n = ustack_thread(u, tid, sp, pc, out, len, lib, in_lib);
+	ustack_close(u);
+	return n;
 }

@@ -33,4 +33,16 @@
 int ustack_read(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, char *out, size_t len,
 		const char *lib, bool *in_lib);
 
+/*
+ * The same for several threads of one process: its modules are reported,
+ * and their symbol tables loaded, once (a PyTorch process maps hundreds of
+ * libraries, some with 100,000s of symbols).  ustack_open: NULL and *ERR
+ * (-errno as above) on failure.
+ */
+struct ustack;
+struct ustack *ustack_open(pid_t pid, int *err);
+int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *out,
+		  size_t len, const char *lib, bool *in_lib);
+void ustack_close(struct ustack *u);
+
 #endif
