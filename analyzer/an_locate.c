@@ -72,12 +72,21 @@ static void cuda_words(const struct an_proc *p, char *buf, size_t n)
 			 p->gpu_comm->hash);
 }
 
+/* " (stack: write+0x17 < main+0x2e)" where T's native stack was read (SHOW), else "" */
+static void stack_words(const struct an_thread *t, bool show, char *buf, size_t n)
+{
+	if (show && t->stack[0])
+		snprintf(buf, n, " (stack: %.*s)", (int)sizeof(t->stack), t->stack);
+	else if (n)
+		buf[0] = '\0';
+}
+
 /* the process's state, with its main thread as /proc last showed it */
 const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 			   char *buf, size_t n)
 {
 	const struct an_proc *p = an_proc_of(an, r);
-	char tw[176], held[32] = "", cuda[112];
+	char tw[176], held[32] = "", cuda[112], stack[AN_STACK_MAX + 16];
 	uint64_t held_ns;
 
 	if (p && p->state == AN_PROC_EXITED) {
@@ -90,12 +99,10 @@ const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 	}
 	/* where it stopped, where its main thread's stack was read there */
 	if (p && p->state == AN_PROC_STOPPED) {
-		bool where = p->has_main && p->main_thread.stack[0] &&
-			     (p->main_thread.state == 'T' || p->main_thread.state == 't');
-
-		snprintf(buf, n, "process stopped (state T)%s%.*s%s", where ? " (stack: " : "",
-			 (int)sizeof(p->main_thread.stack), where ? p->main_thread.stack : "",
-			 where ? ")" : "");
+		stack_words(&p->main_thread, p->has_main && (p->main_thread.state == 'T' ||
+							     p->main_thread.state == 't'),
+			    stack, sizeof(stack));
+		snprintf(buf, n, "process stopped (state T)%s", stack);
 		return buf;
 	}
 	if (!p || !p->has_main)
@@ -106,10 +113,10 @@ const char *loc_proc_words(const struct an *an, const struct an_rank *r,
 	if (p->main_thread.syscall >= 0 && held_ns >= 1000000000ull)
 		snprintf(held, sizeof(held), " for %.0f s or more", (double)held_ns / 1e9);
 	cuda_words(p, cuda, sizeof(cuda));
-	snprintf(buf, n, "process running; its main thread is %s%s%s%s%s%.*s%s", tw, held, cuda,
+	stack_words(&p->main_thread, true, stack, sizeof(stack));
+	snprintf(buf, n, "process running; its main thread is %s%s%s%s%s", tw, held, cuda,
 		 p->nthreads_d > (p->main_thread.state == 'D') ? ", another in I/O (D)" : "",
-		 p->main_thread.stack[0] ? " (stack: " : "", (int)sizeof(p->main_thread.stack),
-		 p->main_thread.stack, p->main_thread.stack[0] ? ")" : "");
+		 stack);
 	return buf;
 }
 

@@ -653,6 +653,21 @@ static void survey_rank5_last(struct survey *sv)
 	}
 }
 
+/* the survey named global 5 S1 and keeps its incident open (NAMED), or nobody */
+static void check_survey_named(const struct job *j, const struct survey *sv, bool named)
+{
+	if (!named) {
+		CHECK_INT(j->s.nv, 0);
+		CHECK(!sv->s.survey_open);
+		return;
+	}
+	CHECK_INT(j->s.nv, 1);
+	CHECK_INT(j->s.v[0].cls, AN_S1);
+	CHECK_INT(j->s.v[0].ncul, 1);
+	CHECK_INT(j->s.v[0].cul[0].rank, 5);
+	CHECK(sv->s.survey_open);
+}
+
 /*
  * A survey whose sample shows global 5's GPU last in 36 of 40 rounds, 12 ms
  * behind (a round every 40 ms): S1 where each rank has a GPU of its own;
@@ -679,16 +694,7 @@ static void survey_gpu(bool shared)
 		CHECK_INT(an_gpu_shared(j.s.an, w, 5), shared);
 		CHECK(!an_gpu_shared(j.s.an, w, 0));
 		slow_survey_sampled(j.s.an, w, j.t);
-		if (shared) {
-			CHECK_INT(j.s.nv, 0);
-			CHECK(!sv.s.survey_open);
-		} else {
-			CHECK_INT(j.s.nv, 1);
-			CHECK_INT(j.s.v[0].cls, AN_S1);
-			CHECK_INT(j.s.v[0].ncul, 1);
-			CHECK_INT(j.s.v[0].cul[0].rank, 5);
-			CHECK(sv.s.survey_open);
-		}
+		check_survey_named(&j, &sv, !shared);
 		w->slow = NULL;
 	}
 	job_fini(&j);
@@ -790,16 +796,7 @@ static void survey_waits(bool others_wait)
 		}
 		CHECK_INT(sv.last[5], 20);
 		slow_survey_sampled(j.s.an, w, j.t);
-		if (others_wait) {
-			CHECK_INT(j.s.nv, 0);
-			CHECK(!sv.s.survey_open);
-		} else {
-			CHECK_INT(j.s.nv, 1);
-			CHECK_INT(j.s.v[0].cls, AN_S1);
-			CHECK_INT(j.s.v[0].ncul, 1);
-			CHECK_INT(j.s.v[0].cul[0].rank, 5);
-			CHECK(sv.s.survey_open);
-		}
+		check_survey_named(&j, &sv, !others_wait);
 		w->slow = NULL;
 	}
 	job_fini(&j);

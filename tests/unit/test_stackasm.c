@@ -36,6 +36,23 @@ static struct ccld_event thread(uint32_t tid, uint64_t ts)
 	return ev;
 }
 
+/* part K of N of thread TID's stack, TEXT, from HOST at TS */
+static void feed(struct stack_asm *a, uint32_t host, uint32_t tid, uint64_t ts, int k, int n,
+		 const char *text)
+{
+	struct ccld_event ev = part(tid, ts, k, n, text);
+
+	stack_asm_part(a, host, &ev);
+}
+
+/* the stack of thread TID's record from host 0 at TS into OUT: whether one came */
+static bool take(struct stack_asm *a, uint32_t tid, uint64_t ts, char *out, size_t len)
+{
+	struct ccld_event ev = thread(tid, ts);
+
+	return stack_asm_take(a, 0, &ev, out, len);
+}
+
 int main(void)
 {
 	/* a full chunk has no NUL: the next part goes on right after it */
@@ -50,57 +67,39 @@ int main(void)
 	ev = part(9, 100, 0, 2, c0);
 	ev.u.stack.text[CCLD_STACK_CHUNK - 1] = ' ';
 	stack_asm_part(&a, 0, &ev);
-	ev = part(9, 100, 1, 2, "main+0x2f5");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 100);
-	CHECK(stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	feed(&a, 0, 9, 100, 1, 2, "main+0x2f5");
+	CHECK(take(&a, 9, 100, out, sizeof(out)));
 	CHECK_STR(out, want);
 	/* taken: the next thread record has none */
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	CHECK(!take(&a, 9, 100, out, sizeof(out)));
 	CHECK_STR(out, "");
 
 	/* a part missing: no stack */
-	ev = part(9, 200, 0, 2, "write+0x17");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 200);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	feed(&a, 0, 9, 200, 0, 2, "write+0x17");
+	CHECK(!take(&a, 9, 200, out, sizeof(out)));
 	CHECK_STR(out, "");
 
-	/* another thread's, or another look's, is not this one's */
-	ev = part(9, 300, 0, 1, "write+0x17");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(10, 300);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
-	ev = part(9, 300, 0, 1, "write+0x17");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 301);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
-	ev = part(9, 300, 0, 1, "write+0x17");
-	stack_asm_part(&a, 1, &ev);
-	ev = thread(9, 300);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	/* another thread's, or another look's, or another host's, is not this one's */
+	feed(&a, 0, 9, 300, 0, 1, "write+0x17");
+	CHECK(!take(&a, 10, 300, out, sizeof(out)));
+	feed(&a, 0, 9, 300, 0, 1, "write+0x17");
+	CHECK(!take(&a, 9, 301, out, sizeof(out)));
+	feed(&a, 1, 9, 300, 0, 1, "write+0x17");
+	CHECK(!take(&a, 9, 300, out, sizeof(out)));
 
 	/* out of range: a part past nparts, more parts than a stack has */
-	ev = part(9, 400, 1, 1, "x");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 400);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
-	ev = part(9, 400, 0, CCLD_STACK_PARTS + 1, "x");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 400);
-	CHECK(!stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	feed(&a, 0, 9, 400, 1, 1, "x");
+	CHECK(!take(&a, 9, 400, out, sizeof(out)));
+	feed(&a, 0, 9, 400, 0, CCLD_STACK_PARTS + 1, "x");
+	CHECK(!take(&a, 9, 400, out, sizeof(out)));
 
 	/* bytes that are not printable text */
-	ev = part(9, 500, 0, 1, "fn\n\x1b[31m+0x1");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 500);
-	CHECK(stack_asm_take(&a, 0, &ev, out, sizeof(out)));
+	feed(&a, 0, 9, 500, 0, 1, "fn\n\x1b[31m+0x1");
+	CHECK(take(&a, 9, 500, out, sizeof(out)));
 	CHECK_STR(out, "fn??[31m+0x1");
 	/* a small buffer gets its start */
-	ev = part(9, 600, 0, 1, "write+0x17 < main+0x2f5");
-	stack_asm_part(&a, 0, &ev);
-	ev = thread(9, 600);
-	CHECK(stack_asm_take(&a, 0, &ev, out, 6));
+	feed(&a, 0, 9, 600, 0, 1, "write+0x17 < main+0x2f5");
+	CHECK(take(&a, 9, 600, out, 6));
 	CHECK_STR(out, "write");
 	return check_finish("test_stackasm");
 }

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
@@ -106,29 +105,14 @@ static void test_sleeping_child(void)
 /* a thread of PID blocked in accept(), other than the main one: 0 if none */
 static pid_t accepting_thread(pid_t pid)
 {
-	char dir[64], path[128], line[256];
-	struct dirent *de;
-	pid_t found = 0;
-	DIR *d;
+	struct ccld_event evs[THREADS_RECORDS_MAX];
+	int n = threads_read(pid, evs, THREADS_RECORDS_MAX), i;
 
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	while (d && !found && (de = readdir(d))) {
-		pid_t tid = atoi(de->d_name);
-		FILE *f;
-
-		if (tid <= 0 || tid == pid)
-			continue;
-		snprintf(path, sizeof(path), "%s/%d/syscall", dir, (int)tid);
-		f = fopen(path, "re");
-		if (f && fgets(line, sizeof(line), f) && atoi(line) == SYS_accept)
-			found = tid;
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	for (i = 0; i < n; i++)
+		if (evs[i].type == CCLD_EV_THREAD && !evs[i].u.thread.main &&
+		    evs[i].u.thread.syscall == SYS_accept)
+			return (pid_t)evs[i].tid;
+	return 0;
 }
 
 static void test_real_nccl_thread(void)

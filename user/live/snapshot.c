@@ -431,12 +431,13 @@ static void emit_stack(struct snapshot *s, pid_t pid, const struct ccld_event *t
 	struct hkey k = hkey3((uint64_t)pid, tev->tid, 6);
 	char text[CCLD_STACK_PARTS * CCLD_STACK_CHUNK + 1];
 	bool named = t->main || !strncmp(t->name, "NCCL", 4), in_nccl = false;
+	bool known = hmap_get(&s->nccl_threads, k) != NULL;	/* NCCL's, by an earlier walk */
 	struct ccld_event ev;
 	uint64_t sp, pc;
 	size_t len, part, nparts;
 	int nframes, err;
 
-	if (r->failed || (!named && !hmap_get(&s->nccl_threads, k) && !(full && r->probes > 0)))
+	if (r->failed || (!named && !known && !(full && r->probes > 0)))
 		return;
 	if (!threads_task_regs(pid, (pid_t)tev->tid, &sp, &pc))
 		return;
@@ -444,14 +445,13 @@ static void emit_stack(struct snapshot *s, pid_t pid, const struct ccld_event *t
 		r->failed = true;
 		return;
 	}
-	if (!named && !hmap_get(&s->nccl_threads, k))
+	if (!named && !known)
 		r->probes--;
 	nframes = ustack_thread(r->u, (pid_t)tev->tid, sp, pc, text, sizeof(text), "libnccl",
 				&in_nccl);
-	if (in_nccl && !hmap_get(&s->nccl_threads, k) &&
-	    hmap_put(&s->nccl_threads, k, &marker))
+	if (in_nccl && !known && hmap_put(&s->nccl_threads, k, &marker))
 		return;
-	if (!named && !in_nccl && !hmap_get(&s->nccl_threads, k))
+	if (!named && !in_nccl && !known)
 		return;
 	len = nframes > 0 ? strlen(text) : 0;
 	nparts = (len + CCLD_STACK_CHUNK - 1) / CCLD_STACK_CHUNK;

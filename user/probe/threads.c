@@ -82,11 +82,9 @@ bool threads_task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 
 bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp)
 {
-	char path[96], line[512];
+	uint64_t pc;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	read_line(path, line, sizeof(line));
-	return threads_syscall_sp(line, sp);
+	return threads_task_regs(pid, tid, sp, &pc);
 }
 
 bool threads_parse_schedstat(const char *line, struct ccld_sched *s)

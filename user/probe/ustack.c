@@ -172,6 +172,16 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* OUT empty and *IN_LIB false, whatever follows; -EINVAL where OUT is too short */
+static int clear_out(char *out, size_t len, bool *in_lib)
+{
+	if (len)
+		out[0] = '\0';
+	if (in_lib)
+		*in_lib = false;
+	return len < 8 ? -EINVAL : 0;
+}
+
 struct ustack {
 	Dwfl *dwfl;
 	struct walk w;		/* the walk under way: the callbacks' state */
@@ -218,13 +228,10 @@ int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *o
 		  size_t len, const char *lib, bool *in_lib)
 {
 	struct walk *w = &u->w;
+	int err = clear_out(out, len, in_lib);
 
-	if (len)
-		out[0] = '\0';
-	if (in_lib)
-		*in_lib = false;
-	if (len < 8)
-		return -EINVAL;
+	if (err)
+		return err;
 	w->tid = tid;
 	w->sp = sp;
 	w->pc = pc;
@@ -247,14 +254,10 @@ int ustack_read(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, char *out, size_
 		const char *lib, bool *in_lib)
 {
 	struct ustack *u;
-	int err, n;
+	int err = clear_out(out, len, in_lib), n;
 
-	if (len)
-		out[0] = '\0';
-	if (in_lib)
-		*in_lib = false;
-	if (len < 8)
-		return -EINVAL;
+	if (err)
+		return err;
 	u = ustack_open(pid, &err);
 	if (!u)
 		return err;
