@@ -127,4 +127,10 @@
 # comm of C's size holding the same processes is counted against,
 # an_locate_spmd.c) is left for make scenario-fuzz, its unit case
 # test_an_spmd ran_ahead_same_ranks here: no room in make test's time.
+# Seed 1263 (moe, 8 ranks, rank 1 blocked in a checkpoint write after its
+# step's cudaEventSynchronize returned: the stack scan found a stale
+# return address into it and the H1 came out as H3 "its CPU waits for its
+# GPU"; fix: the scan's answer checked against the unwound frames,
+# user/probe/cudawait.c cudawait_confirm) likewise: its unit case is
+# test_cudawait's planted stale return address.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148

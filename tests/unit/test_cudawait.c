@@ -8,6 +8,7 @@
  * this is the look at a process attached after its sync began.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <linux/types.h>
 #include <signal.h>
@@ -88,7 +89,38 @@ static void kernel(void *arg)
 	(void)arg;
 }
 
-enum how { BY_EVENT, BY_STREAM, BY_PAUSE };
+enum how { BY_EVENT, BY_STREAM, BY_PAUSE, BY_STALE };
+
+/*
+ * Blocks in pause() with STALE in an unused slot of its frame: what an
+ * earlier call leaves behind, here a return address into
+ * cudaEventSynchronize (a rank blocked in a checkpoint write after its
+ * step's synchronize returned)
+ */
+static __attribute__((noinline)) void block_under_stale_frame(uint64_t stale)
+{
+	volatile uint64_t slot[64];
+
+	slot[32] = stale;
+	pause();
+	(void)slot[32];
+}
+
+/* an address just past a call instruction (e8 rel32) inside FN, 0 none */
+static uint64_t ret_addr_in(void *fn)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+	const uint8_t *code = fn;
+	size_t k;
+
+	if (!dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 0;
+	for (k = 0; k + 5 <= sym->st_size; k++)
+		if (code[k] == 0xe8)
+			return (uint64_t)(uintptr_t)(code + k + 5);
+	return 0;
+}
 
 /* the child: its GPU stalled, its main thread blocked as HOW says */
 static void child(const char *lib, enum how how)
@@ -109,10 +141,17 @@ static void child(const char *lib, enum how how)
 	st_sync = (int (*)(void *))dlsym(h, "cudaStreamSynchronize");
 	if (!fault_set || !launch || !ev_create || !ev_record || !ev_sync || !st_sync)
 		_exit(3);
-	fault_set(0, UINT64_MAX, 1, 1.0);
+	if (how != BY_STALE)
+		fault_set(0, UINT64_MAX, 1, 1.0);
 	if (launch(NULL, kernel, NULL) || ev_create(&ev) || ev_record(ev, NULL))
 		_exit(4);
-	if (how == BY_EVENT)
+	if (how == BY_STALE) {
+		uint64_t stale = ret_addr_in((void *)ev_sync);
+
+		if (!stale || ev_sync(ev))
+			_exit(6);
+		block_under_stale_frame(stale);
+	} else if (how == BY_EVENT)
 		ev_sync(ev);
 	else if (how == BY_STREAM)
 		st_sync(NULL);
@@ -121,8 +160,11 @@ static void child(const char *lib, enum how how)
 	_exit(5);	/* a stalled GPU never lets it get here */
 }
 
-/* what the scan says of a child blocked as HOW, once it sleeps */
-static uint8_t scan_child(const char *lib, enum how how, int *nfns)
+/*
+ * what the scan says of a child blocked as HOW, once it sleeps, and
+ * *CONFIRMED what its unwound frames make of that
+ */
+static uint8_t scan_child(const char *lib, enum how how, int *nfns, uint8_t *confirmed)
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	struct cudawait_fn fns[CUDAWAIT_MAX_FNS];
@@ -152,10 +194,11 @@ static uint8_t scan_child(const char *lib, enum how how, int *nfns)
 		}
 		fn = *nfns > 0 ? cudawait_thread(pid, pid, fns, (size_t)*nfns) : 0;
 		/* futex (202) for a sync, pause (34) */
-		if (*nfns > 0 && (!strncmp(line, "202 ", 4) || !strncmp(line, "34 ", 3)) &&
-		    (fn || how == BY_PAUSE))
+		if (*nfns > 0 && (how >= BY_PAUSE ? !strncmp(line, "34 ", 3) :
+				  !strncmp(line, "202 ", 4)) && (fn || how == BY_PAUSE))
 			break;
 	}
+	*confirmed = *nfns > 0 ? cudawait_confirm(pid, pid, fns, (size_t)*nfns, fn) : 0xff;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return fn;
@@ -173,11 +216,23 @@ static void test_live(void)
 		CHECK(0);
 		return;
 	}
-	CHECK_INT(scan_child(lib, BY_EVENT, &nfns), CCLD_FN_CUDA_EVENT_SYNC);
+	uint8_t confirmed;
+
+	CHECK_INT(scan_child(lib, BY_EVENT, &nfns, &confirmed), CCLD_FN_CUDA_EVENT_SYNC);
+	CHECK_INT(confirmed, CCLD_FN_CUDA_EVENT_SYNC);
 	/* cudaStreamSynchronize, _ptsz and cudaEventSynchronize of the stand-in */
 	CHECK(nfns >= 2);
-	CHECK_INT(scan_child(lib, BY_STREAM, &nfns), CCLD_FN_CUDA_STREAM_SYNC);
-	CHECK_INT(scan_child(lib, BY_PAUSE, &nfns), 0);
+	CHECK_INT(scan_child(lib, BY_STREAM, &nfns, &confirmed), CCLD_FN_CUDA_STREAM_SYNC);
+	CHECK_INT(confirmed, CCLD_FN_CUDA_STREAM_SYNC);
+	CHECK_INT(scan_child(lib, BY_PAUSE, &nfns, &confirmed), 0);
+	CHECK_INT(confirmed, 0);
+	/*
+	 * the synchronize returned: the scan takes a stale return address
+	 * into it for a wait (it did so of a rank blocked in a checkpoint
+	 * write, named H3 "its CPU waits for its GPU"), the frames do not
+	 */
+	CHECK_INT(scan_child(lib, BY_STALE, &nfns, &confirmed), CCLD_FN_CUDA_EVENT_SYNC);
+	CHECK_INT(confirmed, 0);
 	/* a process that maps no CUDA library, and one that is gone */
 	{
 		struct cudawait_fn fns[CUDAWAIT_MAX_FNS];

@@ -334,6 +334,12 @@ struct proc_cudawait {
 	size_t nfns;
 	uint8_t fn;
 	uint64_t since;
+	/*
+	 * the scan's last answer, at that stack pointer, and what the frames
+	 * made of it: a thread blocked in one place is unwound once
+	 */
+	uint8_t scan_fn, confirmed;
+	uint64_t scan_sp;
 };
 
 /*
@@ -364,6 +370,18 @@ static void cuda_wait_stack(struct snapshot *s, struct ccld_event *ev, uint64_t 
 		}
 	}
 	fn = cudawait_thread((pid_t)ev->pid, (pid_t)ev->tid, w->fns, w->nfns);
+	if (fn) {
+		uint64_t sp = 0;
+
+		threads_task_sp((pid_t)ev->pid, (pid_t)ev->tid, &sp);
+		if (fn != w->scan_fn || sp != w->scan_sp) {
+			w->scan_fn = fn;
+			w->scan_sp = sp;
+			w->confirmed = cudawait_confirm((pid_t)ev->pid, (pid_t)ev->tid, w->fns,
+							w->nfns, fn);
+		}
+		fn = w->confirmed;
+	}
 	if (fn != w->fn) {
 		w->fn = fn;
 		w->since = now;

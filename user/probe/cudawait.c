@@ -8,6 +8,7 @@
 #include "procmaps.h"
 #include "procmem.h"
 #include "threads.h"
+#include "ustack.h"
 
 /*
  * F's synchronize functions (the synchronize rows of the tier B hook
@@ -124,4 +125,24 @@ uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, siz
 			    (void *)(intptr_t)pid);
 	free(words);
 	return fn;
+}
+
+uint8_t cudawait_confirm(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns,
+			 uint8_t fn)
+{
+	uint64_t sp, pc, pcs[CUDAWAIT_FRAMES];
+	struct ustack *u;
+	bool complete;
+	int n, i, err;
+	size_t j;
+
+	if (!fn || !threads_task_regs(pid, tid, &sp, &pc) || !(u = ustack_open(pid, &err)))
+		return fn;
+	n = ustack_thread_pcs(u, tid, sp, pc, pcs, CUDAWAIT_FRAMES, &complete);
+	ustack_close(u);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < nfns; j++)
+			if (pcs[i] >= fns[j].start && pcs[i] < fns[j].end)
+				return fns[j].fn;
+	return complete || n >= CUDAWAIT_FRAMES ? 0 : fn;
 }

@@ -47,4 +47,19 @@ uint8_t cudawait_match(const uint64_t *words, size_t n, const struct cudawait_fn
  */
 uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns);
 
+#define CUDAWAIT_FRAMES	32	/* frames walked to confirm a scan's answer */
+
+/*
+ * FN, cudawait_thread's answer for thread TID of PID, checked against its
+ * unwound frames (ustack.h): a stale return address into a synchronize,
+ * left in an unused slot of a live frame by an earlier call, passes the
+ * scan (a rank blocked in a checkpoint write after its step's
+ * cudaEventSynchronize).  The frame's synchronize where one lies in it;
+ * 0 where the walk reached the outermost frame, or CUDAWAIT_FRAMES of
+ * them, without one; FN where the walk ended early (no CFI: the scan's
+ * answer stands).
+ */
+uint8_t cudawait_confirm(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns,
+			 uint8_t fn);
+
 #endif

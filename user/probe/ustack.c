@@ -38,6 +38,8 @@ struct walk {
 	bool cut;
 	const char *lib;	/* a frame in a module whose file name holds it ... */
 	bool in_lib;		/* ... was seen */
+	uint64_t *pcs;		/* ustack_thread_pcs: the frames' call sites */
+	size_t max_pcs, npcs;
 };
 
 /* No separate debug files: the modules' own symbol tables and CFI suffice. */
@@ -146,6 +148,20 @@ static void frame_name(struct walk *w, Dwarf_Addr pc, bool activation, char *buf
 	snprintf(buf, n, "0x%" PRIx64, (uint64_t)pc);
 }
 
+/*
+ * A frame's pc inside a module's mapped range: a return address read from
+ * a frame the CFI did not describe (a stand-in library's hand-made stack,
+ * say) points anywhere, and ends the walk
+ */
+static bool in_module(Dwfl *dwfl, Dwarf_Addr at)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
+	Dwarf_Addr start = 0, end = 0;
+
+	return mod && dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL) &&
+	       at >= start && at < end;
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct walk *w = arg;
@@ -156,6 +172,14 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 
 	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
 		return DWARF_CB_ABORT;
+	if (w->seen && !in_module(w->dwfl, activation ? pc : pc - 1))
+		return DWARF_CB_ABORT;
+	if (w->pcs) {
+		/* the call site: a return address is past its call */
+		w->pcs[w->npcs++] = activation ? pc : pc - 1;
+		w->seen++;
+		return w->npcs < w->max_pcs ? DWARF_CB_OK : DWARF_CB_ABORT;
+	}
 	frame_name(w, pc, activation, name, sizeof(name));
 	/* " < name", and room left for " ..." and the NUL after it */
 	need = strlen(name) + (w->used ? 3 : 0);
@@ -241,6 +265,7 @@ int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *o
 	w->nframes = w->seen = 0;
 	w->cut = w->in_lib = false;
 	w->lib = lib;
+	w->pcs = NULL;
 	/* an error past the first frame is the walk's end (no CFI, an unknown register) */
 	dwfl_getthread_frames(u->dwfl, tid, on_frame, w);
 	if (in_lib)
@@ -248,6 +273,33 @@ int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *o
 	if (w->cut || w->seen == USTACK_MAX_FRAMES)
 		snprintf(out + w->used, len - w->used, "%s...", w->used ? " " : "");
 	return w->nframes;
+}
+
+int ustack_thread_pcs(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, uint64_t *pcs,
+		      size_t max, bool *complete)
+{
+	struct walk *w = &u->w;
+	int rc;
+
+	*complete = false;
+	if (!max)
+		return -EINVAL;
+	w->tid = tid;
+	w->sp = sp;
+	w->pc = pc;
+	w->out = NULL;
+	w->len = w->used = 0;
+	w->nframes = w->seen = 0;
+	w->cut = w->in_lib = false;
+	w->lib = NULL;
+	w->pcs = pcs;
+	w->max_pcs = max;
+	w->npcs = 0;
+	rc = dwfl_getthread_frames(u->dwfl, tid, on_frame, w);
+	/* 0: unwound to the outermost frame (an abort or an error is not) */
+	*complete = rc == 0 && w->npcs < max;
+	w->pcs = NULL;
+	return (int)w->npcs;
 }
 
 int ustack_read(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, char *out, size_t len,

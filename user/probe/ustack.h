@@ -45,4 +45,14 @@ int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *o
 		  size_t len, const char *lib, bool *in_lib);
 void ustack_close(struct ustack *u);
 
+/*
+ * The call sites of thread TID's frames (the innermost frame's pc, then
+ * each return address less one), MAX at most into PCS, without naming
+ * them.  *COMPLETE: the walk reached the outermost frame (not cut by MAX,
+ * an unwinding error or a frame outside every module).  Returns how many,
+ * or -EINVAL.
+ */
+int ustack_thread_pcs(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, uint64_t *pcs,
+		      size_t max, bool *complete);
+
 #endif
