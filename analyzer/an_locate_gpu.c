@@ -261,6 +261,130 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 }
 
 /*
+ * Rank RK's GPU evidently never reached proxy op OP: data came for one of
+ * its receives and waits unconsumed, and nothing of the op was produced
+ * or consumed
+ */
+static bool gpu_not_in_op(const struct an_rank *rk, uint64_t op)
+{
+	bool waiting = false;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op)
+			continue;
+		if (p->done || (p->dir == AN_SEND && p->transmitted))
+			return false;
+		waiting |= p->dir == AN_RECV && p->received > p->done;
+	}
+	return waiting;
+}
+
+/*
+ * The rounds of C still open for some live rank: the lowest collective
+ * seq one never entered (*ENTERED, entered + 1) and the lowest one whose
+ * proxy op is unfinished on one (*OPEN); INT64_MAX none.  Not tier B: a
+ * CPU that syncs once a step leaves every op of the step "incomplete"
+ * there, on every rank, until the sync returns.
+ */
+static void rounds_open(const struct an_comm *c, int64_t *entered, int64_t *open)
+{
+	int32_t k;
+	uint32_t i;
+
+	*entered = *open = INT64_MAX;
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_rank *o = &c->r[k];
+
+		if (!live(o))
+			continue;
+		if (o->entered + 1 < *entered)
+			*entered = o->entered + 1;
+		for (i = 0; i < o->nsubs; i++) {
+			const struct an_progress *p = &o->subs[i];
+			int64_t seq;
+
+			if (!an_coll_op(p->op) || !sub_open(p))
+				continue;
+			seq = p->seq >= 0 ? p->seq : o->op_off_ok == 1 ? an_op_seq(o, p->op) : -1;
+			if (seq >= 0 && seq < *open)
+				*open = seq;
+		}
+	}
+}
+
+/*
+ * A process's GPU, placed at op GOP of comm GC by the oldest open proxy op
+ * (entered at BEST_T), that shows it never reached it (gpu_not_in_op) is
+ * behind a call it launched earlier.  A collective its proxy finished (so
+ * the GPU reached it) that tier B has not seen complete, in a stalled comm
+ * whose round is still open for another rank (rounds_open), holds it
+ * there: the op's parts within its host have no proxy op and may still
+ * wait (a broadcast's root sending to a dead process on its host, random
+ * job 1195).  The latest such call entered before BEST_T.  GRANK: the
+ * process's rank in GC.  One pass over the comms' ranks.
+ */
+static void gpus_behind(struct an *an, struct an_comm **cs, int n, uint32_t np,
+			uint64_t *best_t, struct an_comm **gc, uint64_t *gop, const int32_t *grank)
+{
+	bool *refuted = calloc(np, sizeof(*refuted)), any = false;
+	uint64_t *cand_t = calloc(np, sizeof(*cand_t));
+	uint32_t p;
+	int i;
+
+	if (!refuted || !cand_t)
+		goto out;
+	for (p = 0; p < np; p++)
+		any |= refuted[p] = gc[p] && best_t[p] && grank[p] >= 0 &&
+				    grank[p] < gc[p]->nranks &&
+				    gpu_not_in_op(&gc[p]->r[grank[p]], gop[p]);
+	for (i = 0; any && i < n; i++) {
+		struct an_comm *c = cs[i];
+		int64_t entered = -1, open = -1, s;
+		int32_t r;
+
+		for (r = 0; r < c->nranks; r++) {
+			const struct an_rank *rk = &c->r[r];
+
+			p = rk->proc;
+			if (!p || p > np || !refuted[p - 1] || !live(rk) || !rk->tierb ||
+			    rk->op_off_ok != 1)
+				continue;
+			if (entered < 0)
+				rounds_open(c, &entered, &open);
+			for (s = rk->entered; s > rk->completed && rk->entered - s < AN_HIST; s--) {
+				const struct an_sig *sg = hist_at(rk, s);
+
+				/* another rank never entered it, or has it open (not this one: its proxy finished it) */
+				if (!sg || !sg->t_enter || sg->t_enter >= best_t[p - 1] ||
+				    sg->t_enter <= cand_t[p - 1] || s < rk->op_off ||
+				    rk->op_done[(uint64_t)s % AN_HIST].seq != s ||
+				    !(entered <= s || open <= s))
+					continue;
+				cand_t[p - 1] = sg->t_enter;
+				if (an->debug)
+					fprintf(stderr, "an: gpu of pid %u not in op %llx of comm"
+						" %016llx (its data waits): behind comm %016llx"
+						" seq %lld\n", an->procs[p - 1].pid,
+						(unsigned long long)gop[p - 1],
+						(unsigned long long)gc[p - 1]->hash,
+						(unsigned long long)c->hash, (long long)s);
+				gc[p - 1] = c;
+				gop[p - 1] = ((uint64_t)(s - rk->op_off) << 1) + 1;
+			}
+		}
+	}
+	for (p = 0; p < np; p++)
+		if (cand_t[p])
+			best_t[p] = cand_t[p];
+out:
+	free(refuted);
+	free(cand_t);
+}
+
+/*
  * Where each process's GPU is: it runs the ops of its stream in the order
  * the CPU launched them, so among the stalled comms the oldest proxy op
  * with unfinished work holds its GPU, and every later one waits behind it
@@ -275,7 +399,8 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 	uint32_t p, np = an->nprocs ? an->nprocs : 1, *nmem, *nat;
 	struct an_comm **gc, **mc, **ac;
 	uint64_t *gop;
-	bool changed = false;
+	int32_t *grank;
+	bool changed = false, *known;
 	int i;
 
 	best_t = calloc(np, sizeof(*best_t));
@@ -288,7 +413,10 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 	nat = calloc(np, sizeof(*nat));
 	ac = calloc(np, sizeof(*ac));
 	aop = calloc(np, sizeof(*aop));
-	if (!best_t || !unk_t || !gc || !gop || !nmem || !mc || !mop || !nat || !ac || !aop)
+	grank = calloc(np, sizeof(*grank));
+	known = calloc(np, sizeof(*known));
+	if (!best_t || !unk_t || !gc || !gop || !nmem || !mc || !mop || !nat || !ac || !aop ||
+	    !grank || !known)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct an_comm *c = cs[i];
@@ -323,12 +451,12 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 				best_t[p - 1] = t;
 				gc[p - 1] = c;
 				gop[p - 1] = op;
+				grank[p - 1] = r;
 			}
 		}
 	}
 	for (p = 0; p < an->nprocs; p++) {
-		struct an_proc *pr = &an->procs[p];
-		bool known = !unk_t[p] || (best_t[p] && unk_t[p] > best_t[p]);
+		known[p] = !unk_t[p] || (best_t[p] && unk_t[p] > best_t[p]);
 
 		/*
 		 * Ops seen only in a look at memory have no launch time: the
@@ -343,13 +471,20 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 			gc[p] = ac[p];
 			gop[p] = aop[p];
 		} else if (nmem[p]) {
-			known = false;
+			known[p] = false;
 		}
-		if (!known)
+		if (!known[p] || !best_t[p])
+			grank[p] = -1;	/* placed without a launch time: as it is */
+		if (!known[p])
 			gc[p] = NULL, gop[p] = 0;
-		changed |= pr->gpu_known != known || pr->gpu_comm != gc[p] ||
+	}
+	gpus_behind(an, cs, n, an->nprocs, best_t, gc, gop, grank);
+	for (p = 0; p < an->nprocs; p++) {
+		struct an_proc *pr = &an->procs[p];
+
+		changed |= pr->gpu_known != known[p] || pr->gpu_comm != gc[p] ||
 			   pr->gpu_op != gop[p];
-		pr->gpu_known = known;
+		pr->gpu_known = known[p];
 		pr->gpu_comm = gc[p];
 		pr->gpu_op = gop[p];
 		pr->gpu_t = gc[p] && best_t[p] ? best_t[p] : 0;
@@ -367,4 +502,6 @@ out:
 	free(nat);
 	free(ac);
 	free(aop);
+	free(grank);
+	free(known);
 }

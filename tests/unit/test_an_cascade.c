@@ -416,6 +416,50 @@ static void test_gpu_holder_lost_early(void)
  * completed (tier B saw its earlier ones complete): its GPU is not placed,
  * and Y is P's cascade.
  */
+/*
+ * X = {0,1} then Y = {1,2} in rank 1's stream.  Rank 0 never enters X's
+ * round 3; rank 1, its root, sends its part over the network and its
+ * proxy finishes that op, but its parts on its host (no proxy op) wait for
+ * rank 0, so tier B never sees the round complete.  Y's data from rank 2
+ * then waits for rank 1's GPU.  The oldest open proxy op is Y's, yet
+ * rank 1's GPU never reached it: it is held in X, which is the root (rank
+ * 0 never entered it) and Y its cascade, not a GPU fault of rank 1's
+ * (random job 1195: a broadcast's root whose host peer had exited).
+ */
+static void test_gpu_behind_finished_proxy(void)
+{
+	static const int gx[2] = { 0, 1 }, gy[2] = { 1, 2 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x70ull, 2, gx);
+	sim_comm(&s, 0x80ull, 2, gy);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x70ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_round(&s, 0x80ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	/* X's op ids: a look at rank 1's launch counters maps them to seqs */
+	sim_launched(&s, 0x70ull, 1, 3);
+	sim_call(&s, 0x70ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_step(&s, 200000);
+	/* op 7 is X's seq 3 (3 << 1, kept + 1): its network part done */
+	flow_op(&s, 0x70ull, 1, 7, 0, AN_SEND, 1, 1, 0, 1);
+	sim_step(&s, 200000);
+	sim_call(&s, 0x80ull, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_call(&s, 0x80ull, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	pair_gpu_not_ready(&s, 0x80ull);
+	sim_tick(&s, 7);
+	v = sim_find_v(&s, 0x70ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H1 && !strcmp(sim_culprits(v), "0"));
+	v = sim_find_v(&s, 0x80ull, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x70ull);
+	CHECK_INT(sim_count(&s, AN_V_NEW), 2);
+	sim_fini(&s);
+}
+
 static void test_gpu_in_p2p_unseen(void)
 {
 	static const int gp[2] = { 0, 1 }, gy[2] = { 1, 2 };
@@ -1187,6 +1231,7 @@ int main(void)
 	test_gpu_stream_order();
 	test_gpu_holder_lost();
 	test_gpu_holder_lost_early();
+	test_gpu_behind_finished_proxy();
 	test_gpu_in_p2p_unseen();
 	test_gpu_not_ready_behind_intranode();
 	test_gpu_not_ready_claims();
