@@ -143,9 +143,15 @@ static void describe_sub(struct an_status *st, const struct pick *k)
 			" consumed by the GPU", p->posted, p->received, p->done);
 	if (p->nsteps)
 		an_text(st, " of %" PRIu64, p->nsteps);
+	/*
+	 * a receive waiting for data that never left: the remote end is its
+	 * sender, not a receiver
+	 */
 	an_text(st, ": %s (%s cause: %s)", an_t4_name(k->t4),
 		k->remote ? "remote" : "local",
-		k->remote ? rcause[k->t4] : cause[k->t4]);
+		!k->remote ? cause[k->t4] :
+		p->dir == AN_RECV && k->t4 == AN_T4_NOT_DELIVERED && !p->received ?
+		"the sender sent none of it" : rcause[k->t4]);
 	an_val_i(st, "channel", p->channel);
 	an_val_i(st, "peer", p->peer);
 	an_val_s(st, "dir", p->dir == AN_SEND ? "send" : "recv");
