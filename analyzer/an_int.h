@@ -215,7 +215,12 @@ struct an_status {
 	bool p2p_cross;
 	bool net_global;	/* narrowed by the cross-comm network rule */
 	bool untouched;		/* H3 whose stuck op moved on no rank at all: queued */
-	bool spmd;		/* H1 by the counts of a skipped op (an_locate_spmd.c) */
+	/*
+	 * H1 by the counts of a skipped op (an_locate_spmd.c), or a p2p op
+	 * whose peer went past its side (an_locate_p2p.c): where the hang
+	 * began, whatever its culprit waits in now
+	 */
+	bool spmd;
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */
 	char text[AN_TEXT_MAX];
 	uint32_t nval;

@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
 #include "an_config.h"
@@ -383,8 +384,22 @@ void an_locate(struct an *an, struct an_comm *c)
 	 */
 	if (st->strength == ST_STRONG && (st->cls == AN_H3 || st->p2p_cross) &&
 	    loc_p2p_unmatched(c, st->seq)) {
+		int64_t round = st->seq;
+		uint32_t nround = st->nwait, k;
+		int32_t *waits = nround ? malloc(nround * sizeof(*waits)) : NULL;
+
+		if (waits)
+			memcpy(waits, st->wait, nround * sizeof(*waits));
 		reset(st);
-		loc_p2p(an, c, st);
+		loc_p2p(an, c, st, round);
+		/*
+		 * a peer skipped its side of a pair: the ranks in the round
+		 * wait in this comm as well (their round queues behind the
+		 * pair on the waiting rank's stream)
+		 */
+		for (k = 0; waits && st->spmd && k < nround; k++)
+			add_wait(an, st, waits[k]);
+		free(waits);
 		if (st->strength != ST_STRONG) {
 			reset(st);
 			loc_coll(an, c, st);
@@ -392,7 +407,7 @@ void an_locate(struct an *an, struct an_comm *c)
 	} else if (st->strength != ST_STRONG) {
 		coll = st->strength;
 		reset(st);
-		loc_p2p(an, c, st);
+		loc_p2p(an, c, st, -1);
 		if (st->strength != ST_STRONG) {
 			/* a weak collective picture (only the long threshold applies) */
 			reset(st);

@@ -101,10 +101,15 @@ const char *loc_sig_diff(const struct an_sig *a, const struct an_sig *b,
 int loc_fn_of_nccl_func(int f);
 
 /* an_locate_p2p.c */
-void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st);
 /*
- * some rank of C waits in a p2p op its peer never posted (counted alike),
- * not one it entered after its round SEQ of C (-1: any)
+ * C's p2p picture; ROUND: the comm's collective round every rank entered
+ * (-1 none), which a peer that went past its side of a pair entered
+ */
+void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t round);
+/*
+ * some rank of C waits in a p2p op its peer never posted (counted alike,
+ * or from the attach where the peer finished all it posted toward it and
+ * entered round SEQ), not one it entered after its round SEQ of C (-1: any)
  */
 bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq);
 /*

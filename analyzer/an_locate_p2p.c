@@ -234,6 +234,41 @@ static bool unmatched_after_round(const struct an_comm *c, const struct an_rank 
 	return te && te > sg->t_enter;
 }
 
+/*
+ * Counted from the attach (not comparable), direction D of rank R's P
+ * waits for an op its peer never posted: R's oldest open op there was
+ * entered before R entered the comm's round SEQ; the peer posted ops
+ * toward R since the attach, its GPU finished every one (ops of a pair
+ * complete in order: none of them is R's match), and it entered round SEQ
+ * itself, so its CPU went past the pair (PyTorch's pipeline on the world
+ * comm: a stage left a send out, and both sides then entered the world's
+ * all-reduce).
+ */
+static bool p2p_missing_unaligned(const struct an_comm *c, const struct an_rank *r,
+				  const struct an_p2p *p, int d, int64_t seq)
+{
+	const struct an_sig *sg = hist_at(r, seq);
+	const struct an_rank *pr;
+	const struct an_p2p *q;
+	int od = 1 - d;
+	int64_t k;
+	uint64_t te;
+
+	if (!sg || !sg->t_enter || p->peer < 0 || p->peer >= c->nranks)
+		return false;
+	pr = &c->r[p->peer];
+	q = an_p2p_find(pr, (int32_t)(r - c->r));
+	if (!q || p2p_comparable(p, q, d) || !live(pr) || !pr->tierb || pr->entered < seq ||
+	    q->n[od] <= 0 || q->ndone[od] < q->n[od] || q->nret[od] < q->n[od] ||
+	    !p2p_in_flight(r, p, d))
+		return false;
+	k = p2p_first_open(r, p, d);
+	if (k < 0 || p->n[d] - k > AN_P2P_HIST)
+		return false;
+	te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+	return te && te < sg->t_enter;
+}
+
 bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq)
 {
 	int32_t i;
@@ -243,8 +278,9 @@ bool loc_p2p_unmatched(const struct an_comm *c, int64_t seq)
 	for (i = 0; i < c->nranks; i++)
 		for (j = 0; live(&c->r[i]) && j < c->r[i].np2p; j++)
 			for (d = 0; d < 2; d++)
-				if (p2p_unmatched(c, &c->r[i], &c->r[i].p2p[j], d) &&
-				    !unmatched_after_round(c, &c->r[i], &c->r[i].p2p[j], d, seq))
+				if ((p2p_unmatched(c, &c->r[i], &c->r[i].p2p[j], d) &&
+				     !unmatched_after_round(c, &c->r[i], &c->r[i].p2p[j], d, seq)) ||
+				    p2p_missing_unaligned(c, &c->r[i], &c->r[i].p2p[j], d, seq))
 					return true;
 	return false;
 }
@@ -268,13 +304,13 @@ static void stopped_in(struct an *an, const struct an_comm *c, struct an_status 
 	an_val_i(st, "peer", w);
 }
 
-void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
+void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t round)
 {
 	int32_t i, wr = -1, cr = -1;
 	const struct an_p2p *wp = NULL;
 	int wd = 0, pass;
 	int64_t wseq = 0;
-	bool aligned = true, peer_said = false;
+	bool aligned = true, peer_said = false, went_past = false;
 	uint32_t j;
 	char buf[LOC_PROC_WORDS_MAX];
 
@@ -305,8 +341,11 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 
 					/* in flight: unmatched, in the call, not completed
 					 * by the GPU (tier B) or open at the proxy (tier C) */
+					if (!pass && !cmp && round >= 0 &&
+					    p2p_missing_unaligned(c, r, p, d, round))
+						went_past = true;
 					if (pass ? (cmp && p->n[d] > theirs) || p2p_in_flight(r, p, d) :
-						   p2p_unmatched(c, r, p, d)) {
+						   p2p_unmatched(c, r, p, d) || went_past) {
 						wr = i;
 						wp = p;
 						wd = d;
@@ -341,6 +380,11 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st)
 	add_wait(an, st, wr);
 	if (!aligned) {
 		p2p_unaligned(an, c, st, wr, wp, wd, cr);
+		/*
+		 * the peer entered the comm's later round: it skipped its side
+		 * (it waits where the hang it began holds it, not the cause)
+		 */
+		st->spmd = went_past && st->cls == AN_H1;
 	} else {
 		const struct an_p2p *q = an_p2p_find(&c->r[cr], wr);
 		int64_t theirs = q ? q->n[1 - wd] : 0;

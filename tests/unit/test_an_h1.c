@@ -434,6 +434,49 @@ static void test_p2p_from_attach(void)
 }
 
 /*
+ * A pipeline on a comm that has collectives too (PyTorch's p2p on the
+ * world comm), counted from the attach: rank 1 posts its receive from
+ * rank 0, then enters the comm's all-reduce; rank 0 left that step's send
+ * out and entered the all-reduce as well.  Every rank entered the round
+ * (no H1, no H2 there), but rank 1's receive, entered before it, waits
+ * for a send rank 0 never posted: every send it posted since the attach
+ * finished on its GPU, and its CPU is past the pair.  Rank 0 is the
+ * culprit, not "no progress data tells which one" of the round.
+ */
+static void test_p2p_from_attach_before_round(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_op a, b;
+	int i;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, PP, 2, NULL);
+	for (i = 0; i < 3; i++) {
+		p2p_attach_round(&s, 0, 1, 0, true);
+		p2p_attach_round(&s, 1, 0, 1, true);
+		sim_round(&s, PP, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	p2p_attach_round(&s, 1, 0, 1, false);	/* rank 0 never sends it */
+	sim_step(&s, 1000000);
+	a = sim_call(&s, PP, 0, CCLD_FN_ALLREDUCE, 1024, 7);
+	b = sim_call(&s, PP, 1, CCLD_FN_ALLREDUCE, 1024, 7);
+	(void)a;
+	(void)b;
+	sim_tick(&s, 5.5);
+	v = sim_find_v(&s, PP, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK(v->p2p);
+		CHECK_STR(sim_culprits(v), "0");
+		CHECK(strstr(v->text, "has no Send toward rank 1 open") != NULL);
+	}
+	sim_fini(&s);
+}
+
+/*
  * Counted from the attach, both sides with one op open toward each other:
  * that is the matching pair, and its counts differ (H2), whatever the
  * counters say.
@@ -657,6 +700,7 @@ int main(void)
 	test_p2p();
 	test_p2p_stopped();
 	test_p2p_from_attach();
+	test_p2p_from_attach_before_round();
 	test_p2p_from_attach_mismatch();
 	test_coll_from_attach();
 	test_gpu_stuck_outside();
