@@ -864,7 +864,14 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		struct an_comm *c = nodes[i].c;
 		uint64_t m = 0;
 
-		if (nodes[i].edge >= 0 || nodes[i].closed || !an_h3_weak(st))
+		/*
+		 * Closed (its open ranks' GPUs all run its op) says nothing of
+		 * a culprit named for a remote cause (a receiver not ready):
+		 * that rank is not in the op (random job 1331: a stage's
+		 * receiver waited in the world comm, where a rank's data left
+		 * and never arrived)
+		 */
+		if (nodes[i].edge >= 0 || (nodes[i].closed && !st->t4_remote) || !an_h3_weak(st))
 			continue;
 		for (k = 0; k < (int)st->ncul; k++) {
 			uint32_t p = c->r[st->cul[k]].proc;
@@ -875,8 +882,10 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		for (j = 0; j < nn; j++)
 			if (evidence_rank(&nodes[j].c->st) < 2 || j == i)
 				m &= ~(1ull << j);
-		if (m)
+		if (m) {
 			nodes[i].edge = pick(nodes, m);
+			nodes[i].closed = false;
+		}
 	}
 	/*
 	 * GPUs not ready, named on two processes whose GPUs no proxy data

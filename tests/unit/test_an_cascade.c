@@ -291,6 +291,54 @@ static void test_netstall_pairs(void)
 }
 
 /*
+ * W = {1,3}: rank 3's data left and was never delivered (a definite H3).
+ * P = {0,1}, a pipeline pair counted from the attach: rank 0's GPU
+ * produced its send, which waits for rank 1's buffer; rank 1's receive,
+ * entered after W's round, has no buffer posted.  P's open rank's GPU
+ * runs P's op
+ * (closed), but the culprit it names is rank 1 for a remote cause (its
+ * receiver not ready), and rank 1 waits in W: P is W's cascade, not a
+ * second root (random job 1331: each pipeline stage's receiver waited in
+ * the world comm, where the stalled rank's data never arrived).
+ */
+static void test_closed_remote_cause(void)
+{
+	static const int gw[2] = { 1, 3 }, gp[2] = { 0, 1 };
+	struct sim s;
+	const struct an_verdict *v;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x90ull, 2, gw);
+	sim_comm(&s, 0xa0ull, 2, gp);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, 0x90ull, CCLD_FN_ALLREDUCE, 1024, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p_attach(&s, 0xa0ull, 0, 1, 0, 4096);
+	flow_op(&s, 0xa0ull, 0, 22, 1, AN_SEND, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	for (r = 0; r < 2; r++)
+		sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	flow(&s, 0x90ull, 0, 1, AN_SEND, 1, 1, 0, 1);
+	flow(&s, 0x90ull, 0, 1, AN_RECV, 1, 0, 0, 0);
+	flow(&s, 0x90ull, 1, 0, AN_SEND, 1, 1, 0, 0);
+	flow(&s, 0x90ull, 1, 0, AN_RECV, 1, 1, 1, 1);
+	/* rank 1's receive, queued behind W's round: no buffer posted */
+	sim_step(&s, 200000);
+	sim_p2p_attach(&s, 0xa0ull, 1, 0, 1, 4096);
+	flow_op(&s, 0xa0ull, 1, 22, 0, AN_RECV, 0, 0, 0, 0);
+	sim_tick(&s, 6);
+	v = sim_find_v(&s, 0x90ull, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3 && v->t4 == AN_T4_NOT_DELIVERED);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	v = sim_find_v(&s, 0xa0ull, AN_V_NEW);
+	CHECK(v && v->cls == AN_H3 && v->t4_remote && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == 0x90ull);
+	sim_fini(&s);
+}
+
+/*
  * Stream order (live records: op ids, no seq).  Rank 1 launched X = {0,1}
  * before Y = {1,2}; X is stuck (rank 0's data left and never arrived), so
  * rank 1's GPU never reaches Y: Y's data from rank 2 sits unconsumed and
@@ -1232,6 +1280,7 @@ int main(void)
 	test_gpu_holder_lost();
 	test_gpu_holder_lost_early();
 	test_gpu_behind_finished_proxy();
+	test_closed_remote_cause();
 	test_gpu_in_p2p_unseen();
 	test_gpu_not_ready_behind_intranode();
 	test_gpu_not_ready_claims();
