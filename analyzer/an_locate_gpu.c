@@ -33,6 +33,12 @@ uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
 	return op;
 }
 
+/* the collective seq of RK's proxy sub P: its own, else by its op id; -1 not known */
+static int64_t sub_coll_seq(const struct an_rank *rk, const struct an_progress *p)
+{
+	return p->seq >= 0 ? p->seq : rk->op_off_ok == 1 ? an_op_seq(rk, p->op) : -1;
+}
+
 /*
  * Entry of the call behind open proxy sub P of RK, 0 where not known: a
  * collective's by its seq; a p2p op's by its place among the ops toward
@@ -50,7 +56,7 @@ static uint64_t sub_entry(const struct an_rank *rk, const struct an_progress *p)
 
 	if (an_coll_op(p->op)) {
 		const struct an_sig *sg;
-		int64_t seq = p->seq >= 0 ? p->seq : rk->op_off_ok == 1 ? an_op_seq(rk, p->op) : -1;
+		int64_t seq = sub_coll_seq(rk, p);
 
 		if (seq < 0)
 			return 0;
@@ -308,7 +314,7 @@ static void rounds_open(const struct an_comm *c, int64_t *entered, int64_t *open
 
 			if (!an_coll_op(p->op) || !sub_open(p))
 				continue;
-			seq = p->seq >= 0 ? p->seq : o->op_off_ok == 1 ? an_op_seq(o, p->op) : -1;
+			seq = sub_coll_seq(o, p);
 			if (seq >= 0 && seq < *open)
 				*open = seq;
 		}

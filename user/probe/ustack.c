@@ -248,6 +248,21 @@ void ustack_close(struct ustack *u)
 	free(u);
 }
 
+/* W ready for a walk of thread TID from SP and PC: no text, no pcs yet */
+static void walk_reset(struct walk *w, pid_t tid, uint64_t sp, uint64_t pc)
+{
+	w->tid = tid;
+	w->sp = sp;
+	w->pc = pc;
+	w->out = NULL;
+	w->len = w->used = 0;
+	w->nframes = w->seen = 0;
+	w->cut = w->in_lib = false;
+	w->lib = NULL;
+	w->pcs = NULL;
+	w->max_pcs = w->npcs = 0;
+}
+
 int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *out,
 		  size_t len, const char *lib, bool *in_lib)
 {
@@ -256,16 +271,10 @@ int ustack_thread(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, char *o
 
 	if (err)
 		return err;
-	w->tid = tid;
-	w->sp = sp;
-	w->pc = pc;
+	walk_reset(w, tid, sp, pc);
 	w->out = out;
 	w->len = len;
-	w->used = 0;
-	w->nframes = w->seen = 0;
-	w->cut = w->in_lib = false;
 	w->lib = lib;
-	w->pcs = NULL;
 	/* an error past the first frame is the walk's end (no CFI, an unknown register) */
 	dwfl_getthread_frames(u->dwfl, tid, on_frame, w);
 	if (in_lib)
@@ -284,17 +293,9 @@ int ustack_thread_pcs(struct ustack *u, pid_t tid, uint64_t sp, uint64_t pc, uin
 	*complete = false;
 	if (!max)
 		return -EINVAL;
-	w->tid = tid;
-	w->sp = sp;
-	w->pc = pc;
-	w->out = NULL;
-	w->len = w->used = 0;
-	w->nframes = w->seen = 0;
-	w->cut = w->in_lib = false;
-	w->lib = NULL;
+	walk_reset(w, tid, sp, pc);
 	w->pcs = pcs;
 	w->max_pcs = max;
-	w->npcs = 0;
 	rc = dwfl_getthread_frames(u->dwfl, tid, on_frame, w);
 	/* 0: unwound to the outermost frame (an abort or an error is not) */
 	*complete = rc == 0 && w->npcs < max;
