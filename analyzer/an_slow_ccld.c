@@ -366,7 +366,7 @@ static bool slow_alone(const struct an_comm *c, uint64_t sig)
 }
 
 /* a part sample's verdict: which part of the comm's processes named it */
-static void slow_part_evidence(const struct an_comm *c, struct an_verdict *v)
+void slow_part_evidence(const struct an_comm *c, struct an_verdict *v)
 {
 	if (!c->slow->samp_in)
 		return;

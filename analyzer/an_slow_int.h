@@ -273,6 +273,8 @@ struct an_slow {
 	uint64_t survey_onset;	/* ... since this survey began ... */
 	uint64_t survey_next;	/* ... and is surveyed again from then */
 	int32_t survey_p2p;	/* 1 + the rank a survey found late in p2p ops, 0 */
+	bool survey_link_only;	/* its rounds' starts are known, or by parts: a slow link only */
+	int32_t survey_link;	/* 1 + the rank such a survey found slow, asked about again; 0 */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;
 	int32_t said_p2p_rank;
@@ -360,6 +362,7 @@ struct an_slow {
 #define PEND_RISE	0x1000	/* the network part rose: class and culprit from it */
 #define PEND_ARRIVE	0x2000	/* CCL-D's S1 where starts are unknown: who arrives last */
 #define PEND_GROUP	0x4000	/* slower than its comparable comms: class and culprit */
+#define RUNAHEAD_ROUNDS	16	/* judged rounds before slow_runahead knows */
 #define PEND_SURVEY	0x8000	/* a run-ahead comm already slow? (an_slow_survey.c) */
 
 /*
@@ -452,6 +455,10 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
  */
 bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			    int64_t iter, int ev);
+/* a part sample's verdict V: which part of C's processes named it (none: not by parts) */
+void slow_part_evidence(const struct an_comm *c, struct an_verdict *v);
+/* C may be sampled a part at a time now (slow_start_part_sample would start) */
+bool slow_can_part_sample(const struct an *an, struct an_comm *c, uint64_t now);
 /*
  * C is like its comparable comms (the same size and op) while one of them
  * is slower than they are: C's slowdown is that comm's echo (the stages of
@@ -720,8 +727,11 @@ double slow_sample_interval(const struct an_slow *s);
  * would not do it, by a quarter of IV (ns between rounds) and 1 ms at least
  */
 bool slow_survey_names(const struct an_comm *c, int32_t rank, double lead, double iv);
-/* a survey's sample ended: a verdict, a recovery, or nothing */
-void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
+/*
+ * a survey's sample ended: a verdict, a recovery, or nothing; true where
+ * the next part of a part sample is due
+ */
+bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now);
 /* C's rounds' starts are mostly unknown (the CPU runs ahead of the GPU) */
 bool slow_runahead(const struct an_slow *s);
 

@@ -28,7 +28,6 @@
 #include "ccld.h"
 
 #define RISE_MIN_NS	1000000000ull	/* a rise lasts this long at least */
-#define RUNAHEAD_ROUNDS	16	/* judged rounds before the pattern is known */
 #define ARR_SHARE	0.75	/* the others' wait it caused, this share of it */
 #define ARR_MIN_LAST	3	/* last in a third of the rounds at least */
 /* rounds with every start known, the straggler not named: it recovered */

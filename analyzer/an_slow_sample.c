@@ -572,6 +572,11 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
  * and the next part is sampled.  Hooking all 8 ranks of a node's comm at
  * once floods the ring buffer with their step records.
  */
+bool slow_can_part_sample(const struct an *an, struct an_comm *c, uint64_t now)
+{
+	return !refusal(an, c, now, true) && parts_of(an, c, NULL, 0) >= 2;
+}
+
 bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			    int64_t iter, int ev)
 {
@@ -711,7 +716,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 	s->pend.t_end = now;
 	s->pend.host = s->samp_host;
 	if (s->pend_ev & PEND_SURVEY) {
-		slow_survey_sampled(an, c, now);
+		next_part = slow_survey_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_RISE) {
 		next_part = slow_rise_sampled(an, c, now);
 	} else if (s->pend_ev & PEND_GROUP) {

@@ -48,15 +48,16 @@ static uint32_t survey_rounds(int32_t nranks)
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
+	bool whole;
 
-	if (s->surveyed && !s->survey_open && !s->survey_p2p)
+	if (s->surveyed && !s->survey_open && !s->survey_p2p && !s->survey_link)
 		return;		/* once per comm: the common case, first */
 	/*
 	 * Only where the job ran before ccld came: traced from its start, the
 	 * baseline is the job's start, and a survey's hooks would only delay
 	 * the baselines of every comm of its processes
 	 */
-	if (!slow_runahead(s) || !came_late(c))
+	if (!came_late(c) || s->njudged < RUNAHEAD_ROUNDS)
 		return;
 	if (s->survey_open) {
 		/* another detector's incident took over: it speaks, and ends it */
@@ -67,25 +68,49 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 		}
 		if (c->sampling || rd->t_end < s->survey_next)
 			return;
-	} else if (s->survey_p2p && (c->sampling || rd->t_end < s->survey_next)) {
+		/* a straggler is asked about whole: a part's arrivals say nothing of it */
+		if (s->survey_cls != AN_S2 && !slow_can_sample(an, c, rd->t_end))
+			return;
+	} else if ((s->survey_p2p || s->survey_link) &&
+		   (c->sampling || rd->t_end < s->survey_next)) {
 		return;
 	} else if (slow_covered(c)) {
 		return;
 	}
-	if (!slow_can_sample(an, c, rd->t_end))
+	whole = slow_can_sample(an, c, rd->t_end);
+	if (!whole && !slow_can_part_sample(an, c, rd->t_end))
 		return;		/* hooks busy: a later round */
-	if (an->debug && s->survey_p2p)
+	if (an->debug && (s->survey_p2p || s->survey_link))
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": surveyed again"
-			" (rank %d's p2p entries were late)\n", c->hash, rd->seq,
-			s->survey_p2p - 1);
+			" (rank %d's %s)\n", c->hash, rd->seq,
+			(s->survey_p2p ? s->survey_p2p : s->survey_link) - 1,
+			s->survey_p2p ? "p2p entries were late" : "send steps were slow");
 	s->surveyed = true;
+	/*
+	 * Where the rounds' starts are known the peer comparison finds a
+	 * straggler with no history; a slow link shows only in step hooks'
+	 * network time (random job 1281: a TP comm of 4 attached after rank
+	 * 3's link slowed, every rank waiting alike, silent).  So it is by
+	 * parts (more of its processes on a host than hooked at once): a
+	 * part's arrivals are compared among its own ranks, and one that
+	 * waits for a straggler in another part (a pipeline stage's
+	 * neighbour) can come last in it; its send steps show a slow link
+	 * it holds (random job 1242: 8 ranks on one machine, rank 1's link
+	 * 7x slower in the world comm, the only comm that crosses hosts)
+	 */
+	s->survey_link_only = !slow_runahead(s) || !whole;
 	s->survey_next = rd->t_end + SURVEY_EVERY_NS;
 	s->survey_need = survey_rounds(c->nranks);
 	if (an->debug)
-		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": %s (its rounds'"
-			" starts are unknown)\n", c->hash,
-			rd->seq, s->survey_open ? "surveyed again" : "survey");
-	slow_start_sample(an, c, rd, -1, PEND_SURVEY);
+		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": %s (%s)\n",
+			c->hash, rd->seq, s->survey_open ? "surveyed again" : "survey",
+			!whole ? "by parts: a slow link only" :
+			s->survey_link_only ? "its rounds' starts are known: a slow link only" :
+			"its rounds' starts are unknown");
+	if (whole)
+		slow_start_sample(an, c, rd, -1, PEND_SURVEY);
+	else
+		slow_start_part_sample(an, c, rd, -1, PEND_SURVEY);
 }
 
 bool slow_survey_short(const struct an_slow *s, uint64_t now)
@@ -153,7 +178,7 @@ bool slow_survey_names(const struct an_comm *c, int32_t rank, double lead, doubl
 		last_when_waited(s, c->nranks, rank, fmax(SURVEY_LEAD * iv, SURVEY_LEAD_MIN_NS)));
 }
 
-void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
+bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
 	double iv = slow_sample_interval(s), share, lead;
@@ -172,7 +197,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * history, a slow rank among them cannot be told from the turns.
 	 */
 	bool shared = rank >= 0 && an_gpu_shared(an, c, rank);
-	bool named = slow_survey_names(c, rank, lead, iv) && !shared;
+	bool named = !s->survey_link_only && slow_survey_names(c, rank, lead, iv) && !shared;
 	enum an_class cls = AN_S1;
 
 	if (an->debug)
@@ -187,13 +212,44 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			named && !held ? "a straggler" : "none", link);
 	struct slow_p2p_found f;
 	int32_t p2p = -1, asked = s->survey_p2p - 1;	/* the rank asked about again */
+	int32_t asked_link = s->survey_link - 1;
+	bool more;
 	enum an_class vcls;
 	int32_t cul;
 
-	s->survey_p2p = 0;
+	s->survey_p2p = s->survey_link = 0;
+	/* by parts: the link may be in a later part */
+	more = s->samp_in && s->samp_part + 1 < s->samp_nparts;
+
+	/*
+	 * A slow link found is asked about again: on a machine with more
+	 * processes than cores a proxy thread waits for a CPU through much of
+	 * its steps, while a slow link stays slow.  Random job 323 (healthy,
+	 * 16 ranks on 2 cores): a part of its world comm showed rank 1's
+	 * steps at 1.80 ms against 0.66-1.09, every proxy thread's run-queue
+	 * wait alike; random job 349 (rank 13's GPU 4.9x slower, 16 ranks):
+	 * a TP comm's survey found rank 11's steps at 3.41 ms against 1.50,
+	 * another run's rank 2's.  Only the same rank found again is named,
+	 * its onset the first survey's start; found once, the arrivals
+	 * decide as if no link were slow.
+	 */
+	if (link >= 0 && !s->survey_open && (cul = slow_net_end(an, c, link)) != asked_link) {
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " survey: rank %d's link %s\n",
+				c->hash, cul, asked_link < 0 ? "asked about again" :
+				"not the one found before: none");
+		if (asked_link < 0) {
+			s->survey_link = cul + 1;
+			s->survey_next = now + SURVEY_AGAIN_NS;
+			s->survey_onset = s->samp_t0;
+			return false;
+		}
+		link = -1;
+	}
 
 	/* every GPU reaches the op about together: a pipeline stage behind its neighbours? */
-	if (link < 0 && (!named || held) && s->arr_rounds >= s->survey_need && iv > 0) {
+	if (link < 0 && (!named || held) && !s->survey_link_only &&
+	    s->arr_rounds >= s->survey_need && iv > 0) {
 		double thr = fmax(SURVEY_LEAD * iv, SURVEY_LEAD_MIN_NS);
 
 		p2p = slow_p2p_straggler(an, c, 2 * thr, &f);
@@ -209,7 +265,9 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		    slow_net_end(an, c, link) == s->survey_rank ||
 		    (named && !held && slow_tcp_echo(an, c, AN_S1) == s->survey_rank) :
 		    (named && !held ? rank : p2p) == s->survey_rank)
-			return;		/* still slow: the incident stays open */
+			return false;		/* still slow: the incident stays open */
+		if (more)
+			return true;
 		s->survey_open = false;
 		v = slow_nohist_frame(an, c, &s->pend, now, s->survey_cls, s->survey_rank, true,
 				      0, &root);
@@ -222,7 +280,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		slow_send_verdict(an, v);
 		/* its baseline was learned on the slow job */
 		slow_det_relearn(an, c);
-		return;
+		return false;
 	}
 	/*
 	 * Its GPU came late from another comm's op (a pipeline stage's
@@ -237,7 +295,12 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */
 	} else if (p2p < 0 || (asked >= 0 && p2p != asked)) {
-		return;
+		if (more) {
+			/* the next part's sample is the same survey: what it asks, too */
+			s->survey_p2p = asked + 1;
+			s->survey_link = asked_link + 1;
+		}
+		return more;
 	} else if (asked < 0) {
 		/*
 		 * Late CPU entries in one window are also a burst of load, or
@@ -251,7 +314,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		s->survey_p2p = p2p + 1;
 		s->survey_next = now + SURVEY_AGAIN_NS;
 		s->survey_onset = s->samp_t0;
-		return;
+		return false;
 	} else {
 		rank = p2p;
 	}
@@ -262,15 +325,17 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	s->survey_open = true;
 	s->survey_cls = v->cls;
 	s->survey_rank = cul;
-	if (asked < 0)
+	if (asked < 0 && asked_link < 0)
 		s->survey_onset = s->samp_t0;
 	v->onset_ns = s->survey_onset;	/* the slowdown began before: unknown */
 	an_text(v, "comm %016" PRIx64 " has a %s, found by a survey of %u of its"
-		" rounds with step hooks (one every %.2f ms): its CPUs queue their calls"
-		" ahead of their GPUs, so no round shows who arrives last without them,"
-		" and a baseline learned on the job as it is shows no slowdown that"
-		" began before", c->hash, cls == AN_S2 ? "slow link" : "straggler",
-		s->arr_rounds, iv / 1e6);
+		" rounds with step hooks (one every %.2f ms): %s, and a baseline"
+		" learned on the job as it is shows no slowdown that began before",
+		c->hash, cls == AN_S2 ? "slow link" : "straggler", s->arr_rounds, iv / 1e6,
+		s->survey_link_only ?
+		"only step hooks show how long its sends spend in the network" :
+		"its CPUs queue their calls ahead of their GPUs, so no round shows who"
+		" arrives last without them");
 	s->arr_held_by = 0;
 	if (p2p >= 0) {
 		slow_p2p_evidence(v, rank, &f);
@@ -286,5 +351,7 @@ void slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	an_val_i(v, "last_rounds", s->arr_last[rank]);
 	an_val_f(v, "interval_ms", iv / 1e6);
 	an_val_i(v, "nranks", c->nranks);
+	slow_part_evidence(c, v);
 	slow_send_verdict(an, v);
+	return false;
 }

@@ -10,6 +10,7 @@
  * captures of test_slow_scenarios ptcompute and test_attach_midrun
  * ptcompute, docs/numbers.md.
  */
+#include <math.h>
 #include "test_an_helpers.h"
 #include "an_int.h"
 #include "an_slow_int.h"
@@ -750,6 +751,143 @@ static void survey_tcp(int nretrans)
 	job_fini(&j);
 }
 
+/*
+ * A comm whose rounds' starts are known (its CPUs wait for their GPUs) is
+ * surveyed for a slow link only (random job 1281): the peer comparison
+ * finds its stragglers with no history, so a sample showing global 5's GPU
+ * last in 36 of 40 rounds, or global 6 late in its p2p ops, names no one
+ * from the survey
+ */
+static void test_survey_link_only(void)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	pp_ops_attached(&j, 6, 30, true, -1);
+	w = survey_world(&j, &sv);
+	if (w) {
+		survey_rank5_last(&sv);
+		sv.s.survey_link_only = true;
+		slow_survey_sampled(j.s.an, w, j.t);
+		CHECK_INT(j.s.nv, 0);
+		CHECK_INT(sv.s.survey_p2p, 0);
+		CHECK(!sv.s.survey_open);
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+/*
+ * A survey by parts (the world comm of 8 on one machine, 4 hooked at a
+ * time: random job 1242, rank 1's link 7x slower, attached late): a part
+ * whose send steps are alike asks the next part; the part holding global
+ * 5, its steps 4.7x the others', finds it, and a second survey 1 s later
+ * that finds it again names it S2 (one that does not: a burst of load on
+ * a machine with more processes than cores, random job 323, healthy).
+ * Its arrivals (last in 36 of 40 rounds) name no one: a part's last
+ * arriver may wait for another part's straggler.  Where no part shows a
+ * slow link, nothing is said.
+ */
+struct parts {
+	bool in[8];
+	double net0[24], srate[8], slat[8], styp[8];
+};
+
+/* part PART (0, 1) of 2 sampled: its ranks' steps LAT_MS, the others' not timed */
+static void survey_part(struct an_comm *w, struct parts *p, uint32_t part, const double *lat_ms)
+{
+	struct an_slow *s = w->slow;
+	int k;
+
+	s->samp_in = p->in;
+	s->samp_nparts = 2;
+	s->samp_part = part;
+	s->net0 = p->net0;
+	s->srate = p->srate;
+	s->slat = p->slat;
+	s->styp = p->styp;
+	s->have_srate = true;
+	s->samp_rounds = 40;
+	for (k = 0; k < 8; k++) {
+		p->in[k] = (uint32_t)k / 4 == part;
+		p->net0[3 * k + 2] = (double)w->r[k].net_steps;
+		w->r[k].net_steps += 40;
+		p->slat[k] = p->styp[k] = p->in[k] ? lat_ms[k] * MS : NAN;
+		p->srate[k] = p->in[k] ? 1e9 / p->slat[k] : NAN;
+	}
+}
+
+/* one survey of the two parts: the first hands over to the second, which ends it */
+static void survey_both_parts(struct job *j, struct an_comm *w, struct parts *p,
+			      const double *lat, uint64_t t)
+{
+	survey_part(w, p, 0, lat);
+	CHECK(slow_survey_sampled(j->s.an, w, t));
+	survey_part(w, p, 1, lat);
+	CHECK(!slow_survey_sampled(j->s.an, w, t + 600 * MS));
+}
+
+/*
+ * LINK: global 5's steps 4.7x the others' in the first survey; AGAIN: in
+ * the second, asked 1 s later, too (else alike: a burst of load)
+ */
+static void survey_parts(bool link, bool again)
+{
+	const double slow[8] = { 2.9, 3.1, 3.0, 2.8, 3.0, 14.0, 2.9, 3.1 };
+	const double alike[8] = { 2.9, 3.1, 3.0, 2.8, 3.0, 3.2, 2.9, 3.1 };
+	struct parts p;
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	w = survey_world(&j, &sv);
+	if (w) {
+		survey_rank5_last(&sv);
+		sv.s.survey_link_only = true;
+		survey_both_parts(&j, w, &p, link ? slow : alike, j.t);
+		/* found once: asked about again, nothing said yet */
+		CHECK_INT(j.s.nv, 0);
+		CHECK_INT(sv.s.survey_link, link ? 6 : 0);
+		CHECK(!sv.s.survey_open);
+		if (link) {
+			survey_both_parts(&j, w, &p, again ? slow : alike, j.t + 1600 * MS);
+			CHECK_INT(sv.s.survey_link, 0);
+			CHECK_INT(j.s.nv, again);
+		}
+		if (j.s.nv) {
+			const struct an_verdict *v = &j.s.v[0];
+
+			CHECK_INT(v->cls, AN_S2);
+			CHECK_INT(v->ncul, 1);
+			CHECK_INT(v->cul[0].rank, 5);
+			CHECK(strstr(v->text, "part 2 of 2") != NULL);
+			/* the onset: the first survey's start */
+			CHECK(v->onset_ns == j.t - 39 * 40 * MS);
+		}
+		CHECK(sv.s.survey_open == (link && again));
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+static void test_survey_parts_link(void)
+{
+	survey_parts(true, true);
+}
+
+static void test_survey_parts_burst(void)
+{
+	survey_parts(true, false);
+}
+
+static void test_survey_parts_none(void)
+{
+	survey_parts(false, false);
+}
+
 static void test_survey_tcp_echo(void)
 {
 	survey_tcp(30);
@@ -840,5 +978,9 @@ int main(void)
 	test_survey_tcp_echo();
 	test_survey_tcp_few();
 	test_survey_gpu_shared();
+	test_survey_link_only();
+	test_survey_parts_link();
+	test_survey_parts_burst();
+	test_survey_parts_none();
 	return check_finish("test_an_chain");
 }

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "ccld.h"
 
