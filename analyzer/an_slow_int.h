@@ -273,7 +273,9 @@ struct an_slow {
 	uint64_t survey_onset;	/* ... since this survey began ... */
 	uint64_t survey_next;	/* ... and is surveyed again from then */
 	int32_t survey_p2p;	/* 1 + the rank a survey found late in p2p ops, 0 */
-	bool survey_link_only;	/* its rounds' starts are known, or by parts: a slow link only */
+	bool survey_link_only;	/* its rounds' starts are known: a slow link only */
+	bool survey_parts;	/* by parts: no GPU arriving last named */
+	bool survey_recheck_parts;	/* its open incident may be asked about by parts */
 	int32_t survey_link;	/* 1 + the rank such a survey found slow, asked about again; 0 */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;

@@ -68,8 +68,8 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 		}
 		if (c->sampling || rd->t_end < s->survey_next)
 			return;
-		/* a straggler is asked about whole: a part's arrivals say nothing of it */
-		if (s->survey_cls != AN_S2 && !slow_can_sample(an, c, rd->t_end))
+		/* a GPU arriving last is asked about whole: a part's arrivals say nothing of it */
+		if (!s->survey_recheck_parts && !slow_can_sample(an, c, rd->t_end))
 			return;
 	} else if ((s->survey_p2p || s->survey_link) &&
 		   (c->sampling || rd->t_end < s->survey_next)) {
@@ -80,6 +80,19 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	whole = slow_can_sample(an, c, rd->t_end);
 	if (!whole && !slow_can_part_sample(an, c, rd->t_end))
 		return;		/* hooks busy: a later round */
+	/*
+	 * A survey of known starts or by parts waits for the comm's baseline:
+	 * its hooks perturb the rounds of every comm of its processes, which
+	 * are not learned from, and attached mid run a healthy job's world
+	 * comm of 8, surveyed by parts, learned its baseline only after rank
+	 * 5's link slowed, so the rise of its network part never showed
+	 * (random job 118 in a CI run; rise from 3.4 to 33.6 ms found with the
+	 * baseline learned first).  A run-ahead comm hooked whole is surveyed
+	 * at once, as before: its straggler is named from arrivals alone.
+	 */
+	if ((!slow_runahead(s) || !whole) && !s->survey_open && !s->survey_link &&
+	    !sl_det_base(s->det)->learned)
+		return;
 	if (an->debug && (s->survey_p2p || s->survey_link))
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": surveyed again"
 			" (rank %d's %s)\n", c->hash, rd->seq,
@@ -90,22 +103,26 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	 * Where the rounds' starts are known the peer comparison finds a
 	 * straggler with no history; a slow link shows only in step hooks'
 	 * network time (random job 1281: a TP comm of 4 attached after rank
-	 * 3's link slowed, every rank waiting alike, silent).  So it is by
-	 * parts (more of its processes on a host than hooked at once): a
-	 * part's arrivals are compared among its own ranks, and one that
-	 * waits for a straggler in another part (a pipeline stage's
-	 * neighbour) can come last in it; its send steps show a slow link
-	 * it holds (random job 1242: 8 ranks on one machine, rank 1's link
-	 * 7x slower in the world comm, the only comm that crosses hosts)
+	 * 3's link slowed, every rank waiting alike, silent).  By parts
+	 * (more of its processes on a host than hooked at once) a part's
+	 * arrivals are compared among its own ranks, and one that waits for
+	 * a straggler in another part (a pipeline stage's neighbour) can
+	 * come last in it: no GPU arriving last is named, but its send
+	 * steps show a slow link it holds (random job 1242: 8 ranks on one
+	 * machine, rank 1's link 7x slower in the world comm, the only comm
+	 * that crosses hosts), and the pipeline rule needs the CPUs' entries
+	 * only (random job 55: rank 5's compute 3.1x slower, its DP comm on
+	 * one simulated host, no proxy data to sample)
 	 */
-	s->survey_link_only = !slow_runahead(s) || !whole;
+	s->survey_link_only = !slow_runahead(s);
+	s->survey_parts = !whole;
 	s->survey_next = rd->t_end + SURVEY_EVERY_NS;
 	s->survey_need = survey_rounds(c->nranks);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": %s (%s)\n",
 			c->hash, rd->seq, s->survey_open ? "surveyed again" : "survey",
-			!whole ? "by parts: a slow link only" :
 			s->survey_link_only ? "its rounds' starts are known: a slow link only" :
+			!whole ? "its rounds' starts are unknown; by parts: no GPU arriving last" :
 			"its rounds' starts are unknown");
 	if (whole)
 		slow_start_sample(an, c, rd, -1, PEND_SURVEY);
@@ -197,7 +214,8 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * history, a slow rank among them cannot be told from the turns.
 	 */
 	bool shared = rank >= 0 && an_gpu_shared(an, c, rank);
-	bool named = !s->survey_link_only && slow_survey_names(c, rank, lead, iv) && !shared;
+	bool named = !s->survey_link_only && !s->survey_parts &&
+		     slow_survey_names(c, rank, lead, iv) && !shared;
 	enum an_class cls = AN_S1;
 
 	if (an->debug)
@@ -325,6 +343,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	s->survey_open = true;
 	s->survey_cls = v->cls;
 	s->survey_rank = cul;
+	s->survey_recheck_parts = v->cls == AN_S2 || p2p >= 0;
 	if (asked < 0 && asked_link < 0)
 		s->survey_onset = s->samp_t0;
 	v->onset_ns = s->survey_onset;	/* the slowdown began before: unknown */

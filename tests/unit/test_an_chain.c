@@ -780,6 +780,42 @@ static void test_survey_link_only(void)
 }
 
 /*
+ * By parts, where the CPUs run ahead: global 5's GPU last in 36 of 40
+ * rounds names no one (a part's last arriver may wait for another part's
+ * straggler), but the pipeline rule, which needs the CPUs' entries only,
+ * asks again about global 6 (30 ms late in its send/recv) and names it
+ * when found again (random job 55: its DP comms on one simulated host,
+ * the world comm of 8 on one machine)
+ */
+static void test_survey_parts_p2p(void)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+
+	job_init(&j);
+	pp_ops_attached(&j, 6, 30, true, -1);
+	w = survey_world(&j, &sv);
+	if (w) {
+		survey_rank5_last(&sv);
+		sv.s.survey_parts = true;
+		slow_survey_sampled(j.s.an, w, j.t);
+		CHECK_INT(j.s.nv, 0);
+		CHECK_INT(sv.s.survey_p2p, 7);
+		sv.s.samp_t0 = j.t + 900 * MS;
+		slow_survey_sampled(j.s.an, w, j.t + 1000 * MS);
+		CHECK_INT(j.s.nv, 1);
+		CHECK_INT(j.s.v[0].cls, AN_S1);
+		CHECK_INT(j.s.v[0].ncul, 1);
+		CHECK_INT(j.s.v[0].cul[0].rank, 6);
+		CHECK(sv.s.survey_open);
+		CHECK(sv.s.survey_recheck_parts);
+		w->slow = NULL;
+	}
+	job_fini(&j);
+}
+
+/*
  * A survey by parts (the world comm of 8 on one machine, 4 hooked at a
  * time: random job 1242, rank 1's link 7x slower, attached late): a part
  * whose send steps are alike asks the next part; the part holding global
@@ -979,6 +1015,7 @@ int main(void)
 	test_survey_tcp_few();
 	test_survey_gpu_shared();
 	test_survey_link_only();
+	test_survey_parts_p2p();
 	test_survey_parts_link();
 	test_survey_parts_burst();
 	test_survey_parts_none();
