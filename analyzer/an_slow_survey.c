@@ -111,8 +111,8 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	 * steps show a slow link it holds (random job 1242: 8 ranks on one
 	 * machine, rank 1's link 7x slower in the world comm, the only comm
 	 * that crosses hosts), and the pipeline rule needs the CPUs' entries
-	 * only (random job 55: rank 5's compute 3.1x slower, its DP comm on
-	 * one simulated host, no proxy data to sample)
+	 * only: where a hybrid job's TP and DP comms sit on one host (no
+	 * proxy data to sample them), the world comm is the one surveyed
 	 */
 	s->survey_link_only = !slow_runahead(s);
 	s->survey_parts = !whole;
