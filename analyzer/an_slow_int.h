@@ -274,7 +274,6 @@ struct an_slow {
 	uint64_t survey_next;	/* ... and is surveyed again from then */
 	int32_t survey_p2p;	/* 1 + the rank a survey found late in p2p ops, 0 */
 	bool survey_link_only;	/* its rounds' starts are known: a slow link only */
-	bool survey_parts;	/* by parts: no GPU arriving last named */
 	bool survey_recheck_parts;	/* its open incident may be asked about by parts */
 	int32_t survey_link;	/* 1 + the rank such a survey found slow, asked about again; 0 */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
@@ -459,6 +458,8 @@ bool slow_start_part_sample(struct an *an, struct an_comm *c, const struct slow_
 			    int64_t iter, int ev);
 /* a part sample's verdict V: which part of C's processes named it (none: not by parts) */
 void slow_part_evidence(const struct an_comm *c, struct an_verdict *v);
+/* S is sampling a part, and a later part is due after it */
+bool slow_parts_left(const struct an_slow *s);
 /* C may be sampled a part at a time now (slow_start_part_sample would start) */
 bool slow_can_part_sample(const struct an *an, struct an_comm *c, uint64_t now);
 /*

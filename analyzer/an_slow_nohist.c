@@ -1281,7 +1281,7 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		s->blk_n = 0;
 		s->blk_parts = false;
 		memset(&s->arr_p2p, 0, sizeof(s->arr_p2p));
-	} else if (s->samp_in && s->samp_part + 1 < s->samp_nparts) {
+	} else if (slow_parts_left(s)) {
 		return true;	/* the straggler is not in this part: the next one */
 	} else {
 		/* nothing explains it: tried again after the cooldown */

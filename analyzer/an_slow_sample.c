@@ -572,6 +572,11 @@ void slow_start_sample(struct an *an, struct an_comm *c, const struct slow_round
  * and the next part is sampled.  Hooking all 8 ranks of a node's comm at
  * once floods the ring buffer with their step records.
  */
+bool slow_parts_left(const struct an_slow *s)
+{
+	return s->samp_in && s->samp_part + 1 < s->samp_nparts;
+}
+
 bool slow_can_part_sample(const struct an *an, struct an_comm *c, uint64_t now)
 {
 	return !refusal(an, c, now, true) && parts_of(an, c, NULL, 0) >= 2;
@@ -805,7 +810,7 @@ static void end_sample(struct an *an, struct an_comm *c, uint64_t now)
 					c->hash);
 		} else if (s->arr_cls) {
 			slow_emit(an, c, &s->pend, s->pend_iter, s->pend_ev & ~PEND_ARRIVE);
-		} else if (s->samp_in && s->samp_part + 1 < s->samp_nparts) {
+		} else if (slow_parts_left(s)) {
 			next_part = true;	/* the straggler is not in this part */
 		} else {
 			s->ccld_unsaid = true;

@@ -48,7 +48,7 @@ static uint32_t survey_rounds(int32_t nranks)
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
-	bool whole;
+	bool whole, base;
 
 	if (s->surveyed && !s->survey_open && !s->survey_p2p && !s->survey_link)
 		return;		/* once per comm: the common case, first */
@@ -68,18 +68,12 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 		}
 		if (c->sampling || rd->t_end < s->survey_next)
 			return;
-		/* a GPU arriving last is asked about whole: a part's arrivals say nothing of it */
-		if (!s->survey_recheck_parts && !slow_can_sample(an, c, rd->t_end))
-			return;
 	} else if ((s->survey_p2p || s->survey_link) &&
 		   (c->sampling || rd->t_end < s->survey_next)) {
 		return;
 	} else if (slow_covered(c)) {
 		return;
 	}
-	whole = slow_can_sample(an, c, rd->t_end);
-	if (!whole && !slow_can_part_sample(an, c, rd->t_end))
-		return;		/* hooks busy: a later round */
 	/*
 	 * A survey of known starts or by parts waits for the comm's baseline:
 	 * its hooks perturb the rounds of every comm of its processes, which
@@ -90,8 +84,17 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	 * baseline learned first).  A run-ahead comm hooked whole is surveyed
 	 * at once, as before: its straggler is named from arrivals alone.
 	 */
-	if ((!slow_runahead(s) || !whole) && !s->survey_open && !s->survey_link &&
-	    !sl_det_base(s->det)->learned)
+	base = s->survey_open || s->survey_link || sl_det_base(s->det)->learned;
+	if (!base && !slow_runahead(s))
+		return;
+	whole = slow_can_sample(an, c, rd->t_end);
+	/*
+	 * by parts only with the baseline learned, and not to ask about a GPU
+	 * arriving last again (a part's arrivals say nothing of it); hooks
+	 * busy: a later round
+	 */
+	if (!whole && (!base || (s->survey_open && !s->survey_recheck_parts) ||
+		       !slow_can_part_sample(an, c, rd->t_end)))
 		return;
 	if (an->debug && (s->survey_p2p || s->survey_link))
 		fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": surveyed again"
@@ -115,7 +118,6 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 	 * proxy data to sample them), the world comm is the one surveyed
 	 */
 	s->survey_link_only = !slow_runahead(s);
-	s->survey_parts = !whole;
 	s->survey_next = rd->t_end + SURVEY_EVERY_NS;
 	s->survey_need = survey_rounds(c->nranks);
 	if (an->debug)
@@ -205,6 +207,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	uint64_t held;
 	int32_t rank = slow_arrival_culprit(c, &share, &lead, &held);
 	int32_t link = s->arr_rounds >= s->survey_need ? slow_survey_link(c, iv, &lat, &lat_med) : -1;
+	int32_t end = slow_net_end(an, c, link);	/* the sender, or the lossy link's end */
 	/*
 	 * Not a rank that shares its GPU with another of the comm: the GPU
 	 * runs their kernels in turns, so one of them reaches each op last
@@ -214,7 +217,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * history, a slow rank among them cannot be told from the turns.
 	 */
 	bool shared = rank >= 0 && an_gpu_shared(an, c, rank);
-	bool named = !s->survey_link_only && !s->survey_parts &&
+	bool named = !s->survey_link_only && !s->samp_in &&
 		     slow_survey_names(c, rank, lead, iv) && !shared;
 	enum an_class cls = AN_S1;
 
@@ -237,7 +240,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 
 	s->survey_p2p = s->survey_link = 0;
 	/* by parts: the link may be in a later part */
-	more = s->samp_in && s->samp_part + 1 < s->samp_nparts;
+	more = slow_parts_left(s);
 
 	/*
 	 * A slow link found is asked about again: on a machine with more
@@ -251,18 +254,18 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 * its onset the first survey's start; found once, the arrivals
 	 * decide as if no link were slow.
 	 */
-	if (link >= 0 && !s->survey_open && (cul = slow_net_end(an, c, link)) != asked_link) {
+	if (link >= 0 && !s->survey_open && end != asked_link) {
 		if (an->debug)
 			fprintf(stderr, "an: slow comm %016" PRIx64 " survey: rank %d's link %s\n",
-				c->hash, cul, asked_link < 0 ? "asked about again" :
+				c->hash, end, asked_link < 0 ? "asked about again" :
 				"not the one found before: none");
 		if (asked_link < 0) {
-			s->survey_link = cul + 1;
+			s->survey_link = end + 1;
 			s->survey_next = now + SURVEY_AGAIN_NS;
 			s->survey_onset = s->samp_t0;
 			return false;
 		}
-		link = -1;
+		link = end = -1;
 	}
 
 	/* every GPU reaches the op about together: a pipeline stage behind its neighbours? */
@@ -280,7 +283,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	}
 	if (s->survey_open) {
 		if (s->survey_cls == AN_S2 ?
-		    slow_net_end(an, c, link) == s->survey_rank ||
+		    end == s->survey_rank ||
 		    (named && !held && slow_tcp_echo(an, c, AN_S1) == s->survey_rank) :
 		    (named && !held ? rank : p2p) == s->survey_rank)
 			return false;		/* still slow: the incident stays open */
@@ -308,7 +311,7 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	 */
 	if (link >= 0) {
 		cls = AN_S2;
-		rank = slow_net_end(an, c, link);	/* the sender, or the lossy link's end */
+		rank = end;
 		p2p = -1;
 	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */

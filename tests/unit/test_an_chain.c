@@ -554,6 +554,14 @@ static struct an_comm *survey_world(struct job *j, struct survey *sv)
 	return w;
 }
 
+/* a new job: the world comm surveyed, global 6 30 ms late in every pipeline op */
+static struct an_comm *survey_pp_world(struct job *j, struct survey *sv)
+{
+	job_init(j);
+	pp_ops_attached(j, 6, 30, true, -1);
+	return survey_world(j, sv);
+}
+
 /* N more pipeline steps in which both sides enter their send/recv together */
 static void pp_ops_on_time(struct job *j, int n)
 {
@@ -583,9 +591,7 @@ static struct an_comm *first_survey(struct job *j, struct survey *sv)
 {
 	struct an_comm *w;
 
-	job_init(j);
-	pp_ops_attached(j, 6, 30, true, -1);
-	w = survey_world(j, sv);
+	w = survey_pp_world(j, sv);
 	if (w) {
 		slow_survey_sampled(j->s.an, w, j->t);
 		CHECK_INT(j->s.nv, 0);
@@ -764,9 +770,7 @@ static void test_survey_link_only(void)
 	struct an_comm *w;
 	struct job j;
 
-	job_init(&j);
-	pp_ops_attached(&j, 6, 30, true, -1);
-	w = survey_world(&j, &sv);
+	w = survey_pp_world(&j, &sv);
 	if (w) {
 		survey_rank5_last(&sv);
 		sv.s.survey_link_only = true;
@@ -784,21 +788,23 @@ static void test_survey_link_only(void)
  * rounds names no one (a part's last arriver may wait for another part's
  * straggler), but the pipeline rule, which needs the CPUs' entries only,
  * asks again about global 6 (30 ms late in its send/recv) and names it
- * when found again (random job 55: its DP comms on one simulated host,
- * the world comm of 8 on one machine)
+ * when found again (a hybrid job whose DP comms sit on one host, no proxy
+ * data to sample them, its world comm of 8 on one machine)
  */
 static void test_survey_parts_p2p(void)
 {
+	bool in[8] = { false, false, false, false, true, true, true, true };
 	struct survey sv;
 	struct an_comm *w;
 	struct job j;
 
-	job_init(&j);
-	pp_ops_attached(&j, 6, 30, true, -1);
-	w = survey_world(&j, &sv);
+	w = survey_pp_world(&j, &sv);
 	if (w) {
 		survey_rank5_last(&sv);
-		sv.s.survey_parts = true;
+		/* the last of 2 parts */
+		sv.s.samp_in = in;
+		sv.s.samp_nparts = 2;
+		sv.s.samp_part = 1;
 		slow_survey_sampled(j.s.an, w, j.t);
 		CHECK_INT(j.s.nv, 0);
 		CHECK_INT(sv.s.survey_p2p, 7);
