@@ -13,7 +13,8 @@
 # that leaves one behind, or (phase 2) leaves a ccld BPF program, a uprobe
 # or a ccld/stand-in process, fails, and what it left is killed before the
 # next test starts (tests/leftovers.py).
-# At the end: the 10 slowest tests, and a summary with the commit in
+# At the end: the 10 slowest tests, the failure lines of each failed test
+# (FAIL, MISS, verdict:, capture:), and a summary with the commit in
 # build/tests/last-run.txt.
 set -u
 cd "$(dirname "$0")/.."
@@ -112,6 +113,13 @@ summary="$pass passed, $fail failed, $skip skipped"
 	[ -n "$failed" ] && echo "failed: $failed"
 	echo "$summary"
 } >build/tests/last-run.txt
+# why each failed, again at the very end: a CI log shown by its head and
+# tail alone still says which scenario missed and how
+for name in $failed; do
+	echo "why $name failed:"
+	grep -E '^(FAIL|MISS|verdict:|capture:)' "$logdir/$name.log" | head -n 12 |
+		cut -c1-400 | sed 's/^/    > /'
+done
 [ -n "$failed" ] && echo "failed: $failed"
 echo "$summary"
 [ "$fail" -eq 0 ]

@@ -119,18 +119,19 @@ print(d["class"], d["ranks"], d["attach"], d["attach_s"], d["zombie"])' "$draw")
 		if [[ $UNDETERMINED == *" $seed "* ]]; then
 			echo "seed $seed: undetermined, the best ccld can see here"
 		else
-			miss "$seed"
+			miss "$seed" "$line"
 		fi ;;
-	*) miss "$seed" ;;
+	*) miss "$seed" "$line" ;;
 	esac
 }
 
-# miss SEED: counted, with its reproducer, verdicts and capture
+# miss SEED RESULT: counted, with its score, reproducer, verdicts and capture
 miss() {
-	local seed=$1
+	local seed=$1 result
 
+	result=$(echo "$2" | cut -f2-8 | tr '\t' ' ')
 	MISSES=$((MISSES + 1))
-	echo "MISS seed $seed: reproduce with: tests/scenarios/fuzz.sh $seed" \
+	echo "MISS seed $seed ($result): reproduce with: tests/scenarios/fuzz.sh $seed" \
 		"(the job alone: build/bin/ccld-simjob --random $seed)"
 	grep -h '"type":"verdict"' "$TMP/trace.jsonl" | head -4 | cut -c1-400 |
 		sed 's/^/verdict: /'
