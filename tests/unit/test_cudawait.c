@@ -168,6 +168,7 @@ static uint8_t scan_child(const char *lib, enum how how, int *nfns, uint8_t *con
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	struct cudawait_fn fns[CUDAWAIT_MAX_FNS];
+	uint64_t sp = 0, pc = 0;
 	uint8_t fn = 0xff;
 	int tries;
 	pid_t pid = fork();
@@ -192,13 +193,15 @@ static uint8_t scan_child(const char *lib, enum how how, int *nfns, uint8_t *con
 				line[0] = '\0';
 			fclose(f);
 		}
-		fn = *nfns > 0 ? cudawait_thread(pid, pid, fns, (size_t)*nfns) : 0;
+		if (!threads_task_regs(pid, pid, &sp, &pc))
+			sp = pc = 0;
+		fn = *nfns > 0 ? cudawait_thread(pid, sp, fns, (size_t)*nfns) : 0;
 		/* futex (202) for a sync, pause (34) */
 		if (*nfns > 0 && (how >= BY_PAUSE ? !strncmp(line, "34 ", 3) :
 				  !strncmp(line, "202 ", 4)) && (fn || how == BY_PAUSE))
 			break;
 	}
-	*confirmed = *nfns > 0 ? cudawait_confirm(pid, pid, fns, (size_t)*nfns, fn) : 0xff;
+	*confirmed = *nfns > 0 ? cudawait_confirm(pid, pid, sp, pc, fns, (size_t)*nfns, fn) : 0xff;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return fn;

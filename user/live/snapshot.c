@@ -351,6 +351,7 @@ static void cuda_wait_stack(struct snapshot *s, struct ccld_event *ev, uint64_t 
 {
 	struct hkey k = hkey3(ev->pid, 0, 4);
 	struct proc_cudawait *w = hmap_get(&s->cudawait, k);
+	uint64_t sp, pc;
 	uint8_t fn;
 
 	if (!ev->u.thread.main || (ev->u.thread.state != 'S' && ev->u.thread.state != 'D') ||
@@ -369,16 +370,16 @@ static void cuda_wait_stack(struct snapshot *s, struct ccld_event *ev, uint64_t 
 			return;
 		}
 	}
-	fn = cudawait_thread((pid_t)ev->pid, (pid_t)ev->tid, w->fns, w->nfns);
+	/* the registers read once for the scan and the walk */
+	if (!threads_task_regs((pid_t)ev->pid, (pid_t)ev->tid, &sp, &pc))
+		sp = pc = 0;
+	fn = cudawait_thread((pid_t)ev->pid, sp, w->fns, w->nfns);
 	if (fn) {
-		uint64_t sp = 0;
-
-		threads_task_sp((pid_t)ev->pid, (pid_t)ev->tid, &sp);
 		if (fn != w->scan_fn || sp != w->scan_sp) {
 			w->scan_fn = fn;
 			w->scan_sp = sp;
-			w->confirmed = cudawait_confirm((pid_t)ev->pid, (pid_t)ev->tid, w->fns,
-							w->nfns, fn);
+			w->confirmed = cudawait_confirm((pid_t)ev->pid, (pid_t)ev->tid, sp, pc,
+							w->fns, w->nfns, fn);
 		}
 		fn = w->confirmed;
 	}

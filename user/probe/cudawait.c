@@ -7,7 +7,6 @@
 #include "hooks.h"
 #include "procmaps.h"
 #include "procmem.h"
-#include "threads.h"
 #include "ustack.h"
 
 /*
@@ -100,13 +99,13 @@ static bool after_call(void *ctx, uint64_t addr)
 #endif
 }
 
-uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns)
+uint8_t cudawait_thread(pid_t pid, uint64_t sp, const struct cudawait_fn *fns, size_t nfns)
 {
-	uint64_t sp, *words;
+	uint64_t *words;
 	size_t got = 0;
 	uint8_t fn = 0;
 
-	if (!nfns || !threads_task_sp(pid, tid, &sp))
+	if (!nfns || !sp)
 		return 0;
 	words = malloc(CUDAWAIT_STACK_BYTES);
 	if (!words)
@@ -127,16 +126,16 @@ uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, siz
 	return fn;
 }
 
-uint8_t cudawait_confirm(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns,
-			 uint8_t fn)
+uint8_t cudawait_confirm(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc,
+			 const struct cudawait_fn *fns, size_t nfns, uint8_t fn)
 {
-	uint64_t sp, pc, pcs[CUDAWAIT_FRAMES];
+	uint64_t pcs[CUDAWAIT_FRAMES];
 	struct ustack *u;
 	bool complete;
 	int n, i, err;
 	size_t j;
 
-	if (!fn || !threads_task_regs(pid, tid, &sp, &pc) || !(u = ustack_open(pid, &err)))
+	if (!fn || !sp || !(u = ustack_open(pid, &err)))
 		return fn;
 	n = ustack_thread_pcs(u, tid, sp, pc, pcs, CUDAWAIT_FRAMES, &complete);
 	ustack_close(u);

@@ -42,16 +42,18 @@ uint8_t cudawait_match(const uint64_t *words, size_t n, const struct cudawait_fn
 		       size_t nfns, bool (*is_call_ret)(void *ctx, uint64_t addr), void *ctx);
 
 /*
- * Thread TID of PID, inside a system call: the CUDA synchronize its stack
- * says it waits in (CCLD_FN_CUDA_*), 0 none or not known.
+ * A thread of PID inside a system call, its stack pointer SP there
+ * (threads_task_regs): the CUDA synchronize its stack says it waits in
+ * (CCLD_FN_CUDA_*), 0 none or not known.
  */
-uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns);
+uint8_t cudawait_thread(pid_t pid, uint64_t sp, const struct cudawait_fn *fns, size_t nfns);
 
 #define CUDAWAIT_FRAMES	32	/* frames walked to confirm a scan's answer */
 
 /*
  * FN, cudawait_thread's answer for thread TID of PID, checked against its
- * unwound frames (ustack.h): a stale return address into a synchronize,
+ * frames unwound from SP and PC (read with SP, in one threads_task_regs:
+ * the thread may have moved between two reads) (ustack.h): a stale return address into a synchronize,
  * left in an unused slot of a live frame by an earlier call, passes the
  * scan (a rank blocked in a checkpoint write after its step's
  * cudaEventSynchronize).  The frame's synchronize where one lies in it;
@@ -59,7 +61,7 @@ uint8_t cudawait_thread(pid_t pid, pid_t tid, const struct cudawait_fn *fns, siz
  * them, without one; FN where the walk ended early (no CFI: the scan's
  * answer stands).
  */
-uint8_t cudawait_confirm(pid_t pid, pid_t tid, const struct cudawait_fn *fns, size_t nfns,
-			 uint8_t fn);
+uint8_t cudawait_confirm(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc,
+			 const struct cudawait_fn *fns, size_t nfns, uint8_t fn);
 
 #endif

@@ -80,13 +80,6 @@ bool threads_task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	return threads_syscall_regs(line, sp, pc);
 }
 
-bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp)
-{
-	uint64_t pc;
-
-	return threads_task_regs(pid, tid, sp, &pc);
-}
-
 bool threads_parse_schedstat(const char *line, struct ccld_sched *s)
 {
 	unsigned long long v[3];

@@ -43,9 +43,6 @@ void threads_parse_syscall(const char *line, struct ccld_thread *t);
  */
 bool threads_syscall_sp(const char *line, uint64_t *sp);
 
-/* Thread TID of PID's stack pointer, read from its syscall file as above. */
-bool threads_task_sp(pid_t pid, pid_t tid, uint64_t *sp);
-
 /* ... its stack pointer and program counter ("... sp pc"): false as above */
 bool threads_syscall_regs(const char *line, uint64_t *sp, uint64_t *pc);
 
