@@ -55,7 +55,9 @@ run_one() {
 	rc=$?
 	secs=$(($(date +%s) - start))
 	left=$(leftovers --tag "$tag" "$@" --wait 10 --kill)
+	LEFT_FOUND=0
 	if [ -n "$left" ]; then
+		LEFT_FOUND=1
 		printf 'FAIL: the test left behind (now killed):\n%s\n' "$left" >>"$logdir/$name.log"
 		[ "$rc" = 0 ] || [ "$rc" = 77 ] && rc=98
 	fi
@@ -88,9 +90,14 @@ sort -k3 "$results" | while read -r rc secs name; do report "$rc" "$secs" "$name
 
 # phase 2: one at a time, each starting on a clean machine
 nparallel=$(wc -l <"$results")
+# (each test's own check after it, with the same checks, found the machine
+# clean for the next, or killed what it found: checked again before the next)
+LEFT_FOUND=1
 for t in "${serial[@]}"; do
-	left=$(leftovers "${LEFT_ALL[@]}" --wait 10 --kill)
-	[ -n "$left" ] && printf 'note: killed what was running before %s:\n%s\n' "$(basename "$t")" "$left"
+	if [ "$LEFT_FOUND" = 1 ]; then
+		left=$(leftovers "${LEFT_ALL[@]}" --wait 10 --kill)
+		[ -n "$left" ] && printf 'note: killed what was running before %s:\n%s\n' "$(basename "$t")" "$left"
+	fi
 	run_one "$t" "${LEFT_ALL[@]}"
 	report $(tail -n 1 "$results")
 done
