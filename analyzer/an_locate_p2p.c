@@ -235,6 +235,40 @@ static bool unmatched_after_round(const struct an_comm *c, const struct an_rank 
 }
 
 /*
+ * Counts aligned, rank R's unmatched op (direction D toward P's peer): the
+ * first of the comm's rounds (from SEQ, the stuck one) that R entered after
+ * that op, the peer entered too: the comm's ops come in one order on every
+ * rank, so the peer's matching op comes before that round, and its CPU went
+ * past it: it skipped its side, it is not held before it (random job 424: a
+ * pipeline stage left a send out of one step's group, the next step's send
+ * matched its peer's earlier receive, and both then entered the world's
+ * next all-reduce).  The round's number in *PAST.  False where an entry is
+ * not known.
+ */
+static bool unmatched_went_past(const struct an_comm *c, const struct an_rank *r,
+				const struct an_p2p *p, int d, int64_t seq, int64_t *past)
+{
+	const struct an_rank *pr = &c->r[p->peer];
+	const struct an_p2p *q = an_p2p_find(pr, (int32_t)(r - c->r));
+	int64_t k = q ? q->n[1 - d] : 0, s;
+	uint64_t te;
+
+	if (p->n[d] - k > AN_P2P_HIST || !(te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST]))
+		return false;
+	for (s = seq; s >= 0 && s <= r->entered; s++) {
+		const struct an_sig *sg = hist_at(r, s);
+
+		if (!sg || !sg->t_enter)
+			return false;
+		if (sg->t_enter > te) {
+			*past = s;
+			return pr->entered >= s;
+		}
+	}
+	return false;
+}
+
+/*
  * Counted from the attach (not comparable), direction D of rank R's P
  * waits for an op its peer never posted: R's oldest open op there was
  * entered before R entered the comm's round SEQ; the peer posted ops
@@ -309,7 +343,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t rou
 	int32_t i, wr = -1, cr = -1;
 	const struct an_p2p *wp = NULL;
 	int wd = 0, pass;
-	int64_t wseq = 0;
+	int64_t wseq = 0, past = -1;
 	bool aligned = true, peer_said = false, went_past = false;
 	uint32_t j;
 	char buf[LOC_PROC_WORDS_MAX];
@@ -402,6 +436,12 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t rou
 				" %s seq %" PRId64 " on comm %016" PRIx64 " (%s)",
 				cr, wd ? "Send" : "Recv", wr, an_fn_name(st->fn),
 				wseq, c->hash, loc_proc_words(an, pr, buf, sizeof(buf)));
+			st->spmd = round >= 0 &&
+				   unmatched_went_past(c, &c->r[wr], wp, wd, round, &past);
+			if (st->spmd)
+				an_text(st, "; it skipped it: it entered the comm's round"
+					" %" PRId64 ", which rank %d entered after that %s",
+					past, wr, an_fn_name(st->fn));
 		} else if (!p2p_sig_eq(&wp->last[wd], &q->last[1 - wd]) &&
 			   wp->last[wd].seq == wseq &&
 			   q->last[1 - wd].seq == wseq) {
