@@ -133,4 +133,10 @@
 # GPU"; fix: the scan's answer checked against the unwound frames,
 # user/probe/cudawait.c cudawait_confirm) likewise: its unit case is
 # test_cudawait's planted stale return address.
+# Seed 424 (moe, 8 ranks, a pipeline stage left one step's send out, its
+# next step's send paired with the peer's earlier receive: three DP comms
+# were H3 roots and the skip a cascade; fix: a peer that entered the
+# comm's next round went past its side, an_locate_p2p.c
+# unmatched_went_past) likewise: its unit case is test_an_spmd
+# skipped_pipeline_send.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148
