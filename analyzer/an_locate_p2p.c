@@ -211,6 +211,20 @@ static bool p2p_unmatched(const struct an_comm *c, const struct an_rank *r,
 }
 
 /*
+ * When rank R entered its unmatched op (direction D toward P's peer): the
+ * first one the peer's count does not match; 0 where not known (beyond the
+ * entries kept)
+ */
+static uint64_t unmatched_entered(const struct an_comm *c, const struct an_rank *r,
+				  const struct an_p2p *p, int d)
+{
+	const struct an_p2p *q = an_p2p_find(&c->r[p->peer], (int32_t)(r - c->r));
+	int64_t k = q ? q->n[1 - d] : 0;
+
+	return p->n[d] - k > AN_P2P_HIST ? 0 : p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+}
+
+/*
  * The peer may not have reached R's unmatched op (direction D toward P's
  * peer) yet: R entered it after round SEQ of the comm, so on R's stream it
  * queues behind the round, and the peer entered nothing of the comm after
@@ -221,16 +235,12 @@ static bool p2p_unmatched(const struct an_comm *c, const struct an_rank *r,
 static bool unmatched_after_round(const struct an_comm *c, const struct an_rank *r,
 				  const struct an_p2p *p, int d, int64_t seq)
 {
-	const struct an_rank *pr = &c->r[p->peer];
-	const struct an_p2p *q = an_p2p_find(pr, (int32_t)(r - c->r));
 	const struct an_sig *sg = &r->hist[(uint64_t)seq % AN_HIST];
-	int64_t k = q ? q->n[1 - d] : 0;
 	uint64_t te;
 
-	if (seq < 0 || sg->seq != seq || !sg->t_enter || p->n[d] - k > AN_P2P_HIST ||
-	    pr->entered != seq)
+	if (seq < 0 || sg->seq != seq || !sg->t_enter || c->r[p->peer].entered != seq)
 		return false;
-	te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST];
+	te = unmatched_entered(c, r, p, d);
 	return te && te > sg->t_enter;
 }
 
@@ -248,12 +258,10 @@ static bool unmatched_after_round(const struct an_comm *c, const struct an_rank 
 static bool unmatched_went_past(const struct an_comm *c, const struct an_rank *r,
 				const struct an_p2p *p, int d, int64_t seq, int64_t *past)
 {
-	const struct an_rank *pr = &c->r[p->peer];
-	const struct an_p2p *q = an_p2p_find(pr, (int32_t)(r - c->r));
-	int64_t k = q ? q->n[1 - d] : 0, s;
-	uint64_t te;
+	uint64_t te = unmatched_entered(c, r, p, d);
+	int64_t s;
 
-	if (p->n[d] - k > AN_P2P_HIST || !(te = p->t_hist[d][(uint64_t)k % AN_P2P_HIST]))
+	if (!te)
 		return false;
 	for (s = seq; s >= 0 && s <= r->entered; s++) {
 		const struct an_sig *sg = hist_at(r, s);
@@ -262,7 +270,7 @@ static bool unmatched_went_past(const struct an_comm *c, const struct an_rank *r
 			return false;
 		if (sg->t_enter > te) {
 			*past = s;
-			return pr->entered >= s;
+			return c->r[p->peer].entered >= s;
 		}
 	}
 	return false;

@@ -12,15 +12,22 @@
 #define P0 0x00000000000000e1ull
 #define P1 0x00000000000000e2ull
 
-static void job(struct sim *s)
+/* W and its two pairs, no round yet */
+static void comms(struct sim *s)
 {
 	static const int p0[2] = { 0, 1 }, p1[2] = { 2, 3 };
-	int i;
 
 	sim_init(s, 5, 300);
 	sim_comm(s, W, 4, NULL);
 	sim_comm(s, P0, 2, p0);
 	sim_comm(s, P1, 2, p1);
+}
+
+static void job(struct sim *s)
+{
+	int i;
+
+	comms(s);
 	for (i = 0; i < 3; i++) {
 		sim_round(s, P0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
 		sim_round(s, P1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
@@ -324,7 +331,7 @@ static void pp_step(struct sim *s, int skip_send_of)
 	for (r = 0; r < 2; r++) {
 		bool done = r != skip_send_of;
 
-		if (r != skip_send_of) {
+		if (done) {
 			op = sim_p2p(s, W, r, r + 2, 0, 4096, true);
 			sim_complete(s, &op);
 		}
@@ -371,14 +378,7 @@ static void test_skipped_pipeline_send(void)
 	struct sim s;
 	int i, roots = 0;
 
-	sim_init(&s, 5, 300);
-	sim_comm(&s, W, 4, NULL);
-	{
-		static const int p0[2] = { 0, 1 }, p1[2] = { 2, 3 };
-
-		sim_comm(&s, P0, 2, p0);
-		sim_comm(&s, P1, 2, p1);
-	}
+	comms(&s);
 	for (i = 0; i < 3; i++) {
 		pp_step(&s, -1);
 		sim_step(&s, 10000000);
