@@ -299,7 +299,7 @@ struct sl_peer_result {
 struct sl_peer;
 
 /* NULL on bad arguments (nranks < 2, share <= 0.5, min_rounds 0) or no memory;
- * c NULL: defaults.  Memory O(nranks + 64). */
+ * c NULL: defaults.  Memory O(nranks + 256). */
 struct sl_peer *sl_peer_new(const struct sl_peer_config *c, uint32_t nranks);
 /* The bytes sl_peer_new allocated (0 for NULL). */
 size_t sl_peer_bytes(const struct sl_peer *p);

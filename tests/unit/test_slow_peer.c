@@ -465,6 +465,56 @@ static void test_unknown_breaks_run(void)
 	sl_peer_free(p);
 }
 
+/*
+ * Each 17 ms iteration of a 4-rank comm has a large op, in which rank 2
+ * arrives 8 ms after the others, then a small op 1 ms later, in which a
+ * rank at random is last by 0.2-0.5 ms: more than a tie (2% of the 8.5 ms
+ * between rounds), far less than rank 2's gap (random job 457, a 3x slower
+ * GPU).  Rank 2 is named once the run spans 1 s: the small rounds count
+ * neither for it nor against it (counted, rank 2 was last in 5 of 8 of the
+ * rounds), and the run of 120 rounds fits the ring (64 rounds spanned
+ * 0.5 s).  Without rank 2 late, every round's last arriver at random:
+ * nobody in 4,000 rounds.
+ */
+static void test_minor_rounds(bool late)
+{
+	struct sl_peer *p = peer_new(4, 1000000000ull);
+	struct sl_peer_result res;
+	uint64_t s = 41, t;
+	double dur[4];
+	int i, k, at = -1, named = 0;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	for (i = 0; i < 4000; i++) {
+		if (i % 2 == 0) {
+			round_durs(&s, late ? 2 : 0, late ? 8 : 0, late ? 0.3 : 8, dur);
+		} else {
+			int last = (int)(4 * u01(&s));
+			double gap = 0.2 + 0.3 * u01(&s);
+
+			for (k = 0; k < 4; k++)
+				dur[k] = (0.3 + (k == last ? 0 : gap + 0.05 * u01(&s))) * MS;
+		}
+		t = (uint64_t)(i / 2) * 17000000ull + (i % 2) * 1000000ull + 1;
+		if (sl_peer_round(p, dur, t, i / 2, &res)) {
+			named++;
+			if (at < 0)
+				at = i;
+		}
+	}
+	if (late) {
+		/* 1 s: 59 iterations after the first (118 rounds) */
+		CHECK(at >= 118 && at <= 122);
+		CHECK_INT(res.rank, 2);
+		CHECK(res.gap_ns > 7 * MS);
+	} else {
+		CHECK_INT(named, 0);
+	}
+	sl_peer_free(p);
+}
+
 int main(void)
 {
 	test_straggler_named();
@@ -476,6 +526,8 @@ int main(void)
 	test_min_iters();
 	test_ties_ignored();
 	test_unknown_breaks_run();
+	test_minor_rounds(true);
+	test_minor_rounds(false);
 	test_args();
 	test_rise_and_back();
 	test_rise_bursts();
