@@ -90,6 +90,7 @@ void slow_det_relearn(struct an *an, struct an_comm *c)
 		return;
 	sl_det_free(c->slow->det);
 	c->slow->det = d;
+	c->slow->base_t = 0;
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 ": baseline learned again\n",
 			c->hash);
@@ -466,6 +467,8 @@ static void feed(struct an *an, struct an_comm *c)
 		ev = rd->nshared ? 0 : sl_det_round(s->det, &in);
 		if (recovery_only)
 			ev &= SL_EV_RECOVERY;
+		if (!learned && sl_det_base(s->det)->learned)
+			s->base_t = rd->t_end;
 		if (an->debug && !learned && sl_det_base(s->det)->learned) {
 			const struct sl_base *b = sl_det_base(s->det);
 

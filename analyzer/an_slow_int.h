@@ -247,6 +247,8 @@ struct an_slow {
 	bool have_sig0;
 	int64_t sig0_iters;	/* ... and its rounds: iterations for these two */
 	bool peer_active;	/* an S1 incident opened by peer comparison */
+	bool peer_after_base;	/* ... after CCL-D's baseline: not the baseline's */
+	uint64_t base_t;	/* end of the round that completed CCL-D's baseline, 0 before */
 	uint32_t peer_clean;	/* rounds with known starts since it was named */
 	struct sl_peer_result pres;	/* its latest naming */
 	bool rise_wait;		/* a rise lasted: a sample is due */

@@ -7,7 +7,9 @@
  *    arriving last nearly every round, the others waiting for it a real
  *    share of the time: a persistent straggler (S1), even in a job that was
  *    already slow when ccld attached.  Opens incidents until CCL-D has its
- *    baseline; a baseline learned while a straggler was named is learned
+ *    baseline, and after it for a straggler that came later and costs
+ *    CCL-D's floor at least (a noisy baseline's threshold can be far
+ *    above it); a baseline learned while a straggler was named is learned
  *    again once it recovered.
  *  - the network part of rounds (the shortest duration: last arrival to
  *    completion) against its own level: a rise that lasts and costs is
@@ -860,15 +862,19 @@ static void emit_peer(struct an *an, struct an_comm *c, const struct slow_round 
 			" waiting %.1f ms for it each time (median) of %.1f ms between"
 			" rounds; found by comparing the ranks, no healthy history"
 			" needed: computation (S1); %.2f s lost in those rounds (%.1f ms"
-			" per iteration)%s", c->hash, p->rank, p->last, p->rounds,
+			" per iteration)%s%s", c->hash, p->rank, p->last, p->rounds,
 			p->iters, span, p->gap_ns / 1e6, p->interval_ns / 1e6,
 			p->lost_ns / 1e9, p->lost_ns / 1e6 / (p->iters ? p->iters : 1),
+			c->slow->peer_after_base ? "; after CCL-D's baseline, whose"
+			" threshold these rounds did not cross for long enough" : "",
 			root ? "; a cascade: the same rank slows a comm already"
 			" reported" : v->role == AN_CASCADE ? "; a cascade: it reaches"
 			" these ops late because its earlier op in another comm ends"
 			" late" : "");
 	}
 	an_val_s(v, "detector", "peer");
+	if (c->slow->peer_after_base)
+		an_val_i(v, "after_baseline", 1);
 	an_val_i(v, "s1_rank", p->rank);
 	an_val_i(v, "rounds", p->rounds);
 	an_val_i(v, "last_rounds", p->last);
@@ -908,6 +914,41 @@ static void peer_undecided(struct an_comm *c)
 	s->nundec = 0;
 }
 
+/*
+ * Once CCL-D has its baseline, the peer comparison still names a straggler
+ * that CCL-D leaves unsaid: one that came after the baseline (the run of
+ * rounds naming it began once the baseline was complete: not a rank the
+ * baseline already waited for), keeps the others waiting half a healthy
+ * round at least (r_floor x Tbase: what CCL-D calls slow with a steady
+ * baseline), and has done so for twice the minimum a slowdown must last
+ * (iterations and wall time) with no slow iteration of CCL-D's pending:
+ * had its rounds crossed CCL-D's threshold, CCL-D would have spoken by
+ * then, with its own evidence.  That threshold, 6 CVs of a baseline
+ * learned on a busy host, can sit far above the straggler's rounds (random
+ * job 457: cv 0.63, R 3.76; a 3x slower GPU kept the others waiting 8 ms a
+ * round, R about 2.5, never 3 slow iterations in a row).  One rank last in
+ * 90% of the rounds whose every start is known is not the noise that
+ * inflated that threshold: noise makes rounds long for everyone, not the
+ * same rank late.
+ */
+static bool peer_after_base(const struct an *an, const struct an_comm *c,
+			    const struct slow_round *rd, const struct sl_peer_result *res)
+{
+	const struct an_slow *s = c->slow;
+	double tbase = sl_det_base(s->det)->tbase_ns;
+	uint64_t since = s->base_t;
+
+	/* nor rounds of an incident CCL-D reported: they were said */
+	if (sl_det_result(s->det)->recover_ns > since)
+		since = sl_det_result(s->det)->recover_ns;
+	/* this round named it (a tie answers as the round before it) */
+	return s->base_t && res->t_last == rd->t_end && res->t_first > since &&
+	       !sl_det_pending(s->det) &&
+	       res->gap_ns >= sl_det_r_floor(s->det) * tbase &&
+	       res->iters >= 2 * an->cfg.slow_min_iters &&
+	       (double)(res->t_last - res->t_first) >= 2e9 * an->cfg.slow_min_s;
+}
+
 static void peer_round(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		       bool learned)
 {
@@ -939,15 +980,18 @@ static void peer_round(struct an *an, struct an_comm *c, const struct slow_round
 		s->peer_active = false;
 		emit_peer(an, c, rd, true);
 		/* its baseline, if learned meanwhile, was the straggler's */
-		if (learned)
+		if (learned && !s->peer_after_base)
 			slow_det_relearn(an, c);
 		return;
 	}
-	/* CCL-D has its baseline, or an incident is open: they speak */
-	if (!named || learned || s->active || sl_det_result(s->det)->active)
+	/* an incident is open, or CCL-D has its baseline: they speak */
+	if (!named || s->active || sl_det_result(s->det)->active)
+		return;
+	if (learned && !peer_after_base(an, c, rd, &res))
 		return;
 	s->pres = res;
 	s->peer_active = true;
+	s->peer_after_base = learned;
 	s->peer_clean = 0;
 	emit_peer(an, c, rd, false);
 }

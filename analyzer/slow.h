@@ -145,6 +145,9 @@ size_t sl_det_bytes(const struct sl_det *d);
  * all NaN is ignored (0).  Returns SL_EV_* bits. */
 int sl_det_round(struct sl_det *d, const struct sl_round *rd);
 const struct sl_base *sl_det_base(const struct sl_det *d);
+/* The floor of the threshold on R (r_floor): the least a slow round exceeds
+ * its Tbase by, whatever the baseline's spread. */
+double sl_det_r_floor(const struct sl_det *d);
 /* The last closed window (rounds == 0 before the first). */
 const struct sl_window *sl_det_window(const struct sl_det *d);
 /* The active or last incident (onset_iter < 0 before the first). */

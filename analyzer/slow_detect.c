@@ -175,6 +175,11 @@ const struct sl_base *sl_det_base(const struct sl_det *d)
 	return &d->base;
 }
 
+double sl_det_r_floor(const struct sl_det *d)
+{
+	return d->c.r_floor;
+}
+
 const struct sl_window *sl_det_window(const struct sl_det *d)
 {
 	return &d->last_w;

@@ -2282,6 +2282,59 @@ static void test_seq_jump(void)
 	sim_fini(&s);
 }
 
+/*
+ * A baseline learned on a busy host: each round's GPU part takes 4-34 ms,
+ * heavy-tailed (4 + 30 u^3 ms: cv about 0.7, so CCL-D's threshold is R 4
+ * or so).  From round 200 rank 2 arrives EXTRA late every round: 15 ms is
+ * more than half of Tbase (about 12 ms) but R stays about 1, under that
+ * threshold, so CCL-D never reports it, and the peer comparison names it
+ * after the baseline (random job 457: a 3x slower GPU, silent).  3 ms late
+ * costs less than CCL-D's floor (r_floor x Tbase): nothing, as with nobody
+ * late.  Where CCL-D reports a straggler itself, the peer comparison does
+ * not (test_s1_onset_recovery, test_min_duration).
+ */
+static void test_peer_after_noisy_baseline(uint64_t extra)
+{
+	const struct an_verdict *v;
+	uint64_t rng = 31;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (i = 0; i < 600; i++) {
+		double u = u01(&rng);
+		uint64_t late[4];
+
+		for (r = 0; r < 4; r++)
+			late[r] = (uint64_t)(u01(&rng) * (double)(MS / 2));
+		if (i >= 200)
+			late[2] += extra;
+		round_busy(&s, s.now[0] + MS, late, (uint64_t)((4 + 30 * u * u * u) * (double)MS));
+		if (i == 199) {
+			const struct sl_base *b = sl_det_base(an_comm_get(s.an, W, 0, false)->slow->det);
+
+			/* the premise: a learned baseline whose threshold is far above R 1 */
+			CHECK(b->learned && b->thr > 3);
+			CHECK_INT(s.nv, 0);
+		}
+	}
+	if (extra < 10 * MS) {
+		CHECK_INT(s.nv, 0);
+	} else {
+		CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+		v = first_new(&s);
+		CHECK(v != NULL);
+		if (v) {
+			CHECK_INT(v->role, AN_ROOT);
+			CHECK_STR(sim_culprits(v), "2");
+			CHECK_STR(sim_val_s(v, "detector"), "peer");
+			CHECK(sim_val(v, "after_baseline") && sim_val(v, "after_baseline")->i == 1);
+		}
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_seq_jump();
@@ -2352,5 +2405,8 @@ int main(void)
 	test_transient();
 	test_min_duration();
 	test_jitter_nofp();
+	test_peer_after_noisy_baseline(0);
+	test_peer_after_noisy_baseline(3 * MS);
+	test_peer_after_noisy_baseline(15 * MS);
 	return check_finish("test_an_slow");
 }
