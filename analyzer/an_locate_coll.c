@@ -169,17 +169,20 @@ static int64_t mem_launched(const struct an_rank *r)
 /*
  * How PROC's launches on each other comm compare with its peers', all
  * known from memory: *SAME those where it launched as many as the most any
- * peer did (*EXAMPLE one of them), the return value those where it did not
+ * peer did (*EXAMPLE one of them), *AHEAD those where it launched more
+ * (*EXAMPLE then, if none was the same), the return value those where it
+ * launched fewer
  */
 static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
-				   uint32_t proc, uint32_t *same, const struct an_comm **example)
+				   uint32_t proc, uint32_t *same, uint32_t *ahead,
+				   const struct an_comm **example)
 {
 	uint32_t behind = 0;
 	struct hkey key;
 	size_t it;
 	void *v;
 
-	*same = 0;
+	*same = *ahead = 0;
 	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
 		const struct an_comm *o = v;
 		int64_t mine = -1, most = -1;
@@ -204,6 +207,9 @@ static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
 		if (mine == most) {
 			(*same)++;
 			*example = o;
+		} else if (mine > most) {
+			if (!(*ahead)++ && !*same)
+				*example = o;
 		} else {
 			behind++;
 		}
@@ -223,13 +229,23 @@ static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
  * stopped where theirs did, a call of C short.  A CPU a step behind
  * (its GPU stalled) is behind on its other comms too.  Random job 184:
  * rank 1 left out a step's loss all-reduce; H3 named rank 0 before.
+ *
+ * Its CPU may also run on to a later host sync than theirs (where the
+ * step it left the call out of ends with one): then it launched more of
+ * C's collectives than each other rank, all of them as many, and on no
+ * other comm fewer than its peers.  A CPU stopped by its own GPU, or by
+ * a peer's, stops at the same host sync as the others; only a rank whose
+ * calls no longer pair with theirs gets past it (random job 184 again,
+ * once in 5 runs here: world 173 against 172, its DP comm 174 against
+ * 172; the DP comm's H1 named rank 0 there).
  */
 static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	const struct an_comm *o = NULL;
-	int64_t most = -1, fewer = -1;
-	uint32_t nmost = 0, nknown = 0, same;
+	int64_t most = -1, least = INT64_MAX, mine = -1, theirs;
+	uint32_t nmost = 0, nleast = 0, nknown = 0, same, ahead;
 	int32_t i, x = -1;
+	bool past;
 	char buf[LOC_PROC_WORDS_MAX];
 
 	for (i = 0; i < c->nranks; i++) {
@@ -245,17 +261,28 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 			nmost = 0;
 		}
 		nmost += n == most;
+		if (n < least) {
+			least = n;
+			nleast = 0;
+		}
+		nleast += n == least;
 	}
-	if (nknown < 3 || nmost != nknown - 1)
+	if (nknown < 3 || most == least)
 		return false;
+	/* one rank short of the others (its CPU stopped where theirs did), or past them */
+	past = nleast == nknown - 1;
+	if (nmost != nknown - 1 && !past)
+		return false;
+	theirs = past ? least : most;
 	for (i = 0; i < c->nranks; i++)
-		if (live(&c->r[i]) && mem_launched(&c->r[i]) < most) {
+		if (live(&c->r[i]) && mem_launched(&c->r[i]) != theirs) {
 			x = i;
-			fewer = mem_launched(&c->r[i]);
+			mine = mem_launched(&c->r[i]);
 		}
 	/* it launched the stuck round: else H1 "never entered" named it */
-	if (x < 0 || fewer <= st->seq ||
-	    other_comms_behind(an, c, c->r[x].proc, &same, &o) || !same)
+	if (x < 0 || mine <= st->seq ||
+	    other_comms_behind(an, c, c->r[x].proc, &same, &ahead, &o) ||
+	    (past ? !same && !ahead : ahead || !same))
 		return false;
 	st->cls = AN_H1;
 	st->nwait = 0;
@@ -264,18 +291,35 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 			add_wait(an, st, i);
 	add_cul(an, st, x);
 	loc_rank_list(st, st->cul, st->ncul);
+	if (past) {
+		an_text(st, " launched %" PRId64 " of comm %016" PRIx64 "'s collectives"
+			" where the %u other ranks launched %" PRId64 ", and on comm %016"
+			PRIx64 "%s at least as many as its peers (NCCL's counts, read from"
+			" memory): its CPU ran past the host sync theirs stopped at, so its"
+			" calls no longer pair with theirs: it left a call out, its later"
+			" calls pair with their earlier ones, and they wait in %s seq %"
+			PRId64 " (%s)", mine, c->hash, nknown - 1, theirs, o->hash,
+			same + ahead > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
+			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
+		an_val_i(st, "nranks", c->nranks);
+		an_val_i(st, "launched_past", mine - theirs);
+		an_val_i(st, "culprit_seq", mine - 1);
+		an_val_s(st, "source", "memory");
+		loc_thread_vals(an, &c->r[x], st);
+		return true;
+	}
 	an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
 		" of comm %016" PRIx64 "'s collectives where the %u other ranks launched"
 		" %" PRId64 ", while on comm %016" PRIx64 "%s it launched as many as its"
 		" peers (NCCL's counts, read from memory), so its CPU stopped where"
 		" theirs did; its later calls pair with their earlier ones, and they"
-		" wait in %s seq %" PRId64 " (%s)", most - fewer,
-		most - fewer == 1 ? "" : "s", fewer, c->hash, nknown - 1, most, o->hash,
+		" wait in %s seq %" PRId64 " (%s)", most - mine,
+		most - mine == 1 ? "" : "s", mine, c->hash, nknown - 1, most, o->hash,
 		same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
 		loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
 	an_val_i(st, "nranks", c->nranks);
-	an_val_i(st, "skipped", most - fewer);
-	an_val_i(st, "culprit_seq", fewer - 1);
+	an_val_i(st, "skipped", most - mine);
+	an_val_i(st, "culprit_seq", mine - 1);
 	an_val_s(st, "source", "memory");
 	loc_thread_vals(an, &c->r[x], st);
 	return true;

@@ -505,6 +505,76 @@ static void test_skip_seen_from_counts(void)
 }
 
 /*
+ * Random job 184 again (1 run in 5 here): rank 1's CPU ran on past the
+ * host sync the others stopped at, so it launched more than each of them:
+ * 185 of W's collectives against 184, and 186 of its DP comm's against
+ * rank 0's 184.  The others wait in W seq 183, whose round rank 1's GPU
+ * never reaches: it is in DP seq 184, which rank 0, whose CPU waits for
+ * its GPU in W, never entered.  W names rank 1 (before: the DP comm's H1
+ * named rank 0, W a cascade of it).  BEHIND: the same counts but rank 1
+ * behind its DP peer (a CPU stopped by its own GPU): nobody named H1 on
+ * W from the counts.
+ */
+static void skip_past_case(bool behind)
+{
+	const uint64_t D0 = 0x00000000000e0001ull, D1 = 0x00000000000e0002ull;
+	static const int g0[2] = { 0, 1 }, g1[2] = { 2, 3 };
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[6];
+	int r, q, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, D0, 2, g0);
+	sim_comm(&s, D1, 2, g1);
+	for (r = 0; r < 4; r++) {
+		sim_launched(&s, W, r, r == 1 ? 185 : 184);
+		sim_launched(&s, r < 2 ? D0 : D1, r % 2, r != 1 ? 184 : behind ? 183 : 186);
+	}
+	/* W seq 183: rank 1's sends wait for its GPU; the others' recv from it starves */
+	for (r = 0; r < 4; r++) {
+		for (n = 0, q = 0; q < 4; q++) {
+			if (q == r)
+				continue;
+			if (r == 1)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 183);
+			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, 183) :
+					  sub(q, AN_RECV, 4, 4, 4, 0, 183);
+		}
+		snap(&s, W, r, p, (size_t)n);
+	}
+	/* DP: rank 1's GPU in seq 184 toward rank 0, which never entered it */
+	for (r = 0; r < 4; r++) {
+		n = 0;
+		if (r == 1 && !behind) {
+			p[n++] = sub(0, AN_SEND, 4, 0, 0, 0, 184);
+			p[n++] = sub(0, AN_RECV, 4, 0, 0, 0, 184);
+		}
+		snap(&s, r < 2 ? D0 : D1, r % 2, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v && !behind) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "its CPU ran past the host sync") != NULL);
+		CHECK_INT(sim_val_i(v, "launched_past"), 1);
+	} else if (v) {
+		CHECK(v->cls != AN_H1 || strcmp(sim_culprits(v), "1") != 0);
+	}
+	sim_fini(&s);
+}
+
+static void test_skip_past_from_counts(void)
+{
+	skip_past_case(false);
+	skip_past_case(true);
+}
+
+/*
  * Random job 185, attached late: W is the world comm of a 2-stage
  * pipeline, ranks 0,1 the first stage, 2,3 the second; every rank launched
  * 21 collectives and the 4 wait in seq 20 (the loss all-reduce).
@@ -882,6 +952,7 @@ int main(void)
 	test_untraced_said();
 	test_skip_under_runahead();
 	test_skip_seen_from_counts();
+	test_skip_past_from_counts();
 	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_stopped_before_attach();
