@@ -236,7 +236,7 @@ static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
  * other comm fewer than its peers.  A CPU stopped by its own GPU, or by
  * a peer's, stops at the same host sync as the others; only a rank whose
  * calls no longer pair with theirs gets past it (random job 184 again,
- * once in 5 runs here: world 173 against 172, its DP comm 174 against
+ * once in 11 runs here: world 173 against 172, its DP comm 174 against
  * 172; the DP comm's H1 named rank 0 there).
  */
 static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status *st)

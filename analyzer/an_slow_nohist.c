@@ -984,9 +984,10 @@ static void peer_round(struct an *an, struct an_comm *c, const struct slow_round
 			slow_det_relearn(an, c);
 		return;
 	}
-	/* an incident is open, or CCL-D has its baseline: they speak */
+	/* an incident is open: it speaks */
 	if (!named || s->active || sl_det_result(s->det)->active)
 		return;
+	/* CCL-D has its baseline: only what CCL-D leaves unsaid */
 	if (learned && !peer_after_base(an, c, rd, &res))
 		return;
 	s->pres = res;

@@ -505,7 +505,7 @@ static void test_skip_seen_from_counts(void)
 }
 
 /*
- * Random job 184 again (1 run in 5 here): rank 1's CPU ran on past the
+ * Random job 184 again (1 run in 11 here): rank 1's CPU ran on past the
  * host sync the others stopped at, so it launched more than each of them:
  * 185 of W's collectives against 184, and 186 of its DP comm's against
  * rank 0's 184.  The others wait in W seq 183, whose round rank 1's GPU
