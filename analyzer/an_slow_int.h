@@ -250,6 +250,7 @@ struct an_slow {
 	bool peer_after_base;	/* ... after CCL-D's baseline: not the baseline's */
 	uint64_t base_t;	/* end of the round that completed CCL-D's baseline, 0 before */
 	uint32_t peer_clean;	/* rounds with known starts since it was named */
+	uint64_t peer_back_t;	/* end of the round it recovered in, 0 never */
 	struct sl_peer_result pres;	/* its latest naming */
 	bool rise_wait;		/* a rise lasted: a sample is due */
 	bool rise_said;		/* ... and a verdict was given */

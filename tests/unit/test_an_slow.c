@@ -2335,6 +2335,38 @@ static void test_peer_after_noisy_baseline(uint64_t extra)
 	sim_fini(&s);
 }
 
+/*
+ * Rank 2 named 20 ms late (no baseline yet, the peer comparison), then
+ * late by 8 ms in every other round and on time in the others (a sample's
+ * step hooks shrinking its gap, random job 106): still the straggler, no
+ * recovery and no second verdict (late by under half its named gap, those
+ * rounds were clean, and it recovered and was named again).  Then on time
+ * in every round: back after 5 rounds, and not named again by the rounds
+ * of the incident that just ended (the on-time rounds are ties, which
+ * answer as the round before them: it was named again at once).
+ */
+static void test_peer_recovery_quarter(void)
+{
+	uint64_t rng = 43;
+	struct sim s;
+	int i;
+
+	sim_init(&s, 30, 300);
+	sim_comm(&s, W, 4, NULL);
+	rounds(&s, &rng, 8, 2, 20 * MS);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	for (i = 0; i < 20; i++) {
+		rounds(&s, &rng, 1, 2, 8 * MS);
+		rounds(&s, &rng, 1, -1, 0);
+	}
+	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S1), 0);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	rounds(&s, &rng, 6, -1, 0);
+	CHECK_INT(count_kind(&s, AN_V_RECOVERED, AN_S1), 1);
+	CHECK_INT(count_kind(&s, AN_V_NEW, AN_S1), 1);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_seq_jump();
@@ -2405,6 +2437,7 @@ int main(void)
 	test_transient();
 	test_min_duration();
 	test_jitter_nofp();
+	test_peer_recovery_quarter();
 	test_peer_after_noisy_baseline(0);
 	test_peer_after_noisy_baseline(3 * MS);
 	test_peer_after_noisy_baseline(15 * MS);
