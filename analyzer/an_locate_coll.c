@@ -301,24 +301,20 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 			PRId64 " (%s)", mine, c->hash, nknown - 1, theirs, o->hash,
 			same + ahead > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
 			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
-		an_val_i(st, "nranks", c->nranks);
-		an_val_i(st, "launched_past", mine - theirs);
-		an_val_i(st, "culprit_seq", mine - 1);
-		an_val_s(st, "source", "memory");
-		loc_thread_vals(an, &c->r[x], st);
-		return true;
+	} else {
+		an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
+			" of comm %016" PRIx64 "'s collectives where the %u other ranks"
+			" launched %" PRId64 ", while on comm %016" PRIx64 "%s it launched"
+			" as many as its peers (NCCL's counts, read from memory), so its"
+			" CPU stopped where theirs did; its later calls pair with their"
+			" earlier ones, and they wait in %s seq %" PRId64 " (%s)", most - mine,
+			most - mine == 1 ? "" : "s", mine, c->hash, nknown - 1, most,
+			o->hash, same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
+			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
 	}
-	an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
-		" of comm %016" PRIx64 "'s collectives where the %u other ranks launched"
-		" %" PRId64 ", while on comm %016" PRIx64 "%s it launched as many as its"
-		" peers (NCCL's counts, read from memory), so its CPU stopped where"
-		" theirs did; its later calls pair with their earlier ones, and they"
-		" wait in %s seq %" PRId64 " (%s)", most - mine,
-		most - mine == 1 ? "" : "s", mine, c->hash, nknown - 1, most, o->hash,
-		same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
-		loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
 	an_val_i(st, "nranks", c->nranks);
-	an_val_i(st, "skipped", most - mine);
+	/* how many more it launched, or how many calls it left out */
+	an_val_i(st, past ? "launched_past" : "skipped", past ? mine - theirs : most - mine);
 	an_val_i(st, "culprit_seq", mine - 1);
 	an_val_s(st, "source", "memory");
 	loc_thread_vals(an, &c->r[x], st);

@@ -429,6 +429,39 @@ static void test_skip_under_runahead(void)
 	sim_fini(&s);
 }
 
+#define D0 0x00000000000e0001ull	/* the DP comms of random job 184 */
+#define D1 0x00000000000e0002ull
+
+/* W of ranks 0-3, the DP pairs D0 {0,1} and D1 {2,3} */
+static void skip_comms(struct sim *s)
+{
+	static const int g0[2] = { 0, 1 }, g1[2] = { 2, 3 };
+
+	sim_init(s, 3, 300);
+	sim_comm(s, W, 4, NULL);
+	sim_comm(s, D0, 2, g0);
+	sim_comm(s, D1, 2, g1);
+}
+
+/* W seq SEQ: rank 1's sends wait for its GPU; the others' recv from it starves */
+static void w_waits_for_rank1(struct sim *s, int64_t seq)
+{
+	struct an_progress p[6];
+	int r, q, n;
+
+	for (r = 0; r < 4; r++) {
+		for (n = 0, q = 0; q < 4; q++) {
+			if (q == r)
+				continue;
+			if (r == 1)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, seq);
+			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, seq) :
+					  sub(q, AN_RECV, 4, 4, 4, 0, seq);
+		}
+		snap(s, W, r, p, (size_t)n);
+	}
+}
+
 /*
  * Random job 184, attached late: ranks 0-3 share W (the loss all-reduce),
  * pairs {0,1} and {2,3} a DP comm each.  Rank 1 left out W's all-reduce of
@@ -442,34 +475,18 @@ static void test_skip_under_runahead(void)
  */
 static void skip_case(bool confirm)
 {
-	const uint64_t D0 = 0x00000000000e0001ull, D1 = 0x00000000000e0002ull;
-	static const int g0[2] = { 0, 1 }, g1[2] = { 2, 3 };
 	struct sim s;
 	const struct an_verdict *v;
 	struct an_progress p[6];
-	int r, q, n;
+	int r, n;
 
-	sim_init(&s, 3, 300);
-	sim_comm(&s, W, 4, NULL);
-	sim_comm(&s, D0, 2, g0);
-	sim_comm(&s, D1, 2, g1);
+	skip_comms(&s);
 	for (r = 0; r < 4; r++) {
 		sim_launched(&s, W, r, r == 1 ? 183 : 184);
 		if (confirm || r != 1)
 			sim_launched(&s, r < 2 ? D0 : D1, r % 2, 184);
 	}
-	/* W: rank 1's sends wait for its GPU; the others' recv from it starves */
-	for (r = 0; r < 4; r++) {
-		for (n = 0, q = 0; q < 4; q++) {
-			if (q == r)
-				continue;
-			if (r == 1)
-				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 182);
-			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, 182) :
-					  sub(q, AN_RECV, 4, 4, 4, 0, 182);
-		}
-		snap(&s, W, r, p, (size_t)n);
-	}
+	w_waits_for_rank1(&s, 182);
 	/* the DP comms: seq 183 open everywhere; rank 1's GPU in a p2p op before it */
 	for (r = 0; r < 4; r++) {
 		uint64_t d = r < 2 ? D0 : D1;
@@ -517,33 +534,17 @@ static void test_skip_seen_from_counts(void)
  */
 static void skip_past_case(bool behind)
 {
-	const uint64_t D0 = 0x00000000000e0001ull, D1 = 0x00000000000e0002ull;
-	static const int g0[2] = { 0, 1 }, g1[2] = { 2, 3 };
 	struct sim s;
 	const struct an_verdict *v;
 	struct an_progress p[6];
-	int r, q, n;
+	int r, n;
 
-	sim_init(&s, 3, 300);
-	sim_comm(&s, W, 4, NULL);
-	sim_comm(&s, D0, 2, g0);
-	sim_comm(&s, D1, 2, g1);
+	skip_comms(&s);
 	for (r = 0; r < 4; r++) {
 		sim_launched(&s, W, r, r == 1 ? 185 : 184);
 		sim_launched(&s, r < 2 ? D0 : D1, r % 2, r != 1 ? 184 : behind ? 183 : 186);
 	}
-	/* W seq 183: rank 1's sends wait for its GPU; the others' recv from it starves */
-	for (r = 0; r < 4; r++) {
-		for (n = 0, q = 0; q < 4; q++) {
-			if (q == r)
-				continue;
-			if (r == 1)
-				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 183);
-			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, 183) :
-					  sub(q, AN_RECV, 4, 4, 4, 0, 183);
-		}
-		snap(&s, W, r, p, (size_t)n);
-	}
+	w_waits_for_rank1(&s, 183);
 	/* DP: rank 1's GPU in seq 184 toward rank 0, which never entered it */
 	for (r = 0; r < 4; r++) {
 		n = 0;
