@@ -150,7 +150,7 @@ static struct an_slow *slow_new(struct an *an, int32_t nranks)
 	for (k = 0; s->rq && k < nranks; k++)
 		s->rq[k] = NAN;
 	s->last_iter = -1;
-	s->grp_mine = s->grp_med = NAN;
+	s->grp_mine = s->grp_med = s->grp_lo_extra = NAN;
 	s->newest.seq = -1;
 	for (i = 0; i < AN_HIST; i++) {
 		s->r[i].seq = -1;

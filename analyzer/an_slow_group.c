@@ -21,12 +21,14 @@
 
 /*
  * What the scan found for C, whose entries are ST[0..N) (the comm's own,
- * in scan order): its worst deviant signature, else none
+ * in scan order) and LO[0..N) (their second shortest rounds): its worst
+ * deviant signature, else none
  */
-static void note_scan(struct an_comm *c, const struct sl_comm_stat *st, size_t n)
+static void note_scan(struct an_comm *c, const struct sl_comm_stat *st,
+		      const struct sl_comm_stat *lo, size_t n)
 {
 	struct an_slow *s = c->slow;
-	double mine = NAN, med = NAN;
+	double mine = NAN, med = NAN, lo_extra = NAN;
 	uint32_t size = 0;
 	size_t i;
 
@@ -37,11 +39,13 @@ static void note_scan(struct an_comm *c, const struct sl_comm_stat *st, size_t n
 			mine = st[i].median_ns;
 			med = st[i].group_median_ns;
 			size = st[i].group_size;
+			lo_extra = lo[i].median_ns - lo[i].group_median_ns;
 		}
 	}
 	s->grp_mine = mine;
 	s->grp_med = med;
 	s->grp_size = size;
+	s->grp_lo_extra = lo_extra;
 }
 
 static int by_shape(const void *a, const void *b)
@@ -130,8 +134,11 @@ static int group_both(struct sl_comm_stat *st, struct sl_comm_stat *lo, size_t n
 	return 0;
 }
 
-/* every comm's medians per signature, grouped; NULL on no memory or none */
-static struct sl_comm_stat *scan(struct an *an, size_t *n)
+/*
+ * every comm's medians per signature, grouped, and in *LOP their second
+ * shortest rounds (same order), grouped; NULL on no memory or none
+ */
+static struct sl_comm_stat *scan(struct an *an, size_t *n, struct sl_comm_stat **lop)
 {
 	struct sl_comm_stat *st = NULL, *lo = NULL;
 	double scratch[GROUP_HIST];
@@ -161,9 +168,10 @@ static struct sl_comm_stat *scan(struct an *an, size_t *n)
 	}
 	if (st && group_both(st, lo, *n) < 0) {
 		free(st);
-		st = NULL;
+		free(lo);
+		return NULL;
 	}
-	free(lo);
+	*lop = lo;
 	return st;
 }
 
@@ -212,12 +220,27 @@ void slow_group_sampled(struct an *an, struct an_comm *c, uint64_t now)
 {
 	struct an_slow *s = c->slow;
 	enum an_class cls;
-	double a, b;
+	double a, b, extra;
 	int32_t rank;
 
 	if (isnan(s->grp_mine))
 		return;		/* back in line while sampled */
-	cls = slow_sample_decide(c, s->grp_mine - s->grp_med, &rank, &a, &b, &s->arr_held_by);
+	/*
+	 * The extra a straggler's lead must be a quarter of: the median's,
+	 * or the fast mode's where that is less.  Where the CPU runs ahead
+	 * and syncs every other step, one op's rounds, timed from the calls,
+	 * are long or short by the step's parity (the queue before the op on
+	 * the GPU), and the median of a few of them falls on either mode:
+	 * random job 485, rank 6's GPU 3x slower, its DP comm's median 35.9
+	 * ms against its comparable comm's 4.8 (their modes out of phase),
+	 * while the fast modes, 10.5 against 4.2 ms, differ by rank 6's
+	 * 6.8 ms lead.  (A deviant comm's fast rounds are deviant too,
+	 * group_both: that excess is positive.)
+	 */
+	extra = s->grp_mine - s->grp_med;
+	if (s->grp_lo_extra > 0 && s->grp_lo_extra < extra)
+		extra = s->grp_lo_extra;
+	cls = slow_sample_decide(c, extra, &rank, &a, &b, &s->arr_held_by);
 	if (cls) {
 		emit_group(an, c, &s->pend, now, cls, rank, a, b, false);
 		return;
@@ -287,7 +310,7 @@ static void group_step(struct an *an, struct an_comm *c)
 
 void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns)
 {
-	struct sl_comm_stat *st;
+	struct sl_comm_stat *st, *lo = NULL;
 	struct hkey key;
 	size_t it, n, j = 0;
 	void *v;
@@ -302,7 +325,7 @@ void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns)
 	if (host != an->grp_host || now_ns < an->grp_next)
 		return;
 	an->grp_next = now_ns + GROUP_SCAN_NS;
-	st = scan(an, &n);
+	st = scan(an, &n, &lo);
 	if (!st)
 		n = 0;
 	/* the same order as the scan's: each comm's entries follow each other */
@@ -314,8 +337,9 @@ void an_slow_group_clock(struct an *an, uint32_t host, uint64_t now_ns)
 			j++;
 		if (!c->slow)
 			continue;
-		note_scan(c, st ? st + j0 : NULL, j - j0);
+		note_scan(c, st ? st + j0 : NULL, lo ? lo + j0 : NULL, j - j0);
 		group_step(an, c);
 	}
 	free(st);
+	free(lo);
 }

@@ -300,6 +300,7 @@ struct an_slow {
 					 * host, t_end (no durations) */
 	double grp_mine;	/* ns: its median round, NaN in line */
 	double grp_med;		/* ns: its group's */
+	double grp_lo_extra;	/* ns: its second shortest round over its group's */
 	uint32_t grp_size;	/* comms in its group */
 	uint32_t grp_scans;	/* scans in a row deviant (once said: in line) */
 	uint64_t grp_t0;	/* the first of them, on its rounds' clock (moved

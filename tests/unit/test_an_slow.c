@@ -861,6 +861,89 @@ static void test_comparable_group_phase(double ratio, uint64_t link)
 	sim_fini(&s);
 }
 
+/* comm HASH's history of signature SIG: its last GROUP_HIST round maxima (ms) */
+static void group_hist(struct sim *s, uint64_t hash, uint64_t sig, const double *ms)
+{
+	struct an_comm *c = an_comm_get(s->an, hash, 0, false);
+	struct sig_hist *h;
+	int i;
+
+	CHECK(c && c->slow);
+	if (!c || !c->slow)
+		return;
+	h = &c->slow->gh[0];
+	h->sig = sig;
+	for (i = 0; i < GROUP_HIST; i++)
+		h->tmax[i] = ms[i] * MS;
+	h->n = GROUP_HIST;
+	h->pos = 0;
+}
+
+/*
+ * Random job 485 (moe, rank 6's GPU 3x slower, attached mid run, the CPUs
+ * a step or two ahead with a host sync every other step): a 2-rank comm
+ * pair doing one all-reduce a step, its rounds timed from the calls long
+ * or short by the step's parity.  At the scan comm 1's last 5 rounds held
+ * 3 long ones (47 ms) and comm 0's 3 short (3 ms): a median 44 ms over its
+ * pair's; their short rounds, 10 against 3 ms, differ by the straggler's
+ * lead.  The sample saw rank 1 of comm 1 last in 10 of 10 rounds by 6.8
+ * ms: a quarter of the fast mode's extra, not of the median's, and it is
+ * named (no verdict before).  Where the fast mode is as far above its
+ * pair's as the median (FAST_TOO), 6.8 ms explains too little: no one.
+ */
+static void test_group_fast_mode_extra(bool fast_too)
+{
+	const double c0[GROUP_HIST] = { 3, 40, 3, 40, 3 };
+	const double c1[GROUP_HIST] = { 47, 10, 47, 10, 47 };
+	const double c1_slow[GROUP_HIST] = { 47, 47, 47, 47, 47 };
+	const uint64_t zero[2] = { 0, 0 };
+	struct an_comm *c;
+	struct an_slow *sl;
+	struct sim s;
+	int k;
+
+	tp_pairs_init(&s, 2);
+	for (k = 0; k < 2; k++)		/* a round each: their slow state */
+		round_comm(&s, TP0 + (uint64_t)k, s.now[0] + MS, zero, MS);
+	group_hist(&s, TP0, 0x97cb, c0);
+	group_hist(&s, TP0 + 1, 0x97cb, fast_too ? c1_slow : c1);
+	/* the first tick starts the scan clock, the next scans */
+	s.now[0] += MS;
+	an_slow_group_clock(s.an, s.host_id[0], s.now[0]);
+	s.now[0] += GROUP_SCAN_NS;
+	an_slow_group_clock(s.an, s.host_id[0], s.now[0]);
+	c = an_comm_get(s.an, TP0 + 1, 0, false);
+	CHECK(c && c->slow);
+	if (!c || !c->slow)
+		goto out;
+	sl = c->slow;
+	CHECK(fabs(sl->grp_mine - sl->grp_med - 44 * MS) < MS / 10);
+	CHECK(fabs(sl->grp_lo_extra - (fast_too ? 44 : 7) * (double)MS) < MS / 10);
+	/* what the sample saw: rank 1 last in 10 of 10 rounds, 6.8 ms ahead */
+	sl->arr_rounds = 10;
+	for (k = 0; k < 2; k++)
+		sl->arr_last[k] = 0, sl->arr_gap[k] = sl->arr_gmax[k] = 0;
+	sl->arr_last[1] = 10;
+	sl->arr_gap[1] = 10 * 6.8 * MS;
+	sl->arr_gmax[1] = 7.2 * MS;
+	slow_group_sampled(s.an, c, s.now[0]);
+	if (fast_too) {
+		CHECK(first_new(&s) == NULL);
+	} else {
+		const struct an_verdict *v = first_new(&s);
+
+		CHECK(v != NULL);
+		if (v) {
+			CHECK_INT(v->cls, AN_S1);
+			CHECK(v->comm == TP0 + 1);
+			CHECK_STR(sim_culprits(v), "1");
+			CHECK_STR(sim_val_s(v, "detector"), "comparable group");
+		}
+	}
+out:
+	sim_fini(&s);
+}
+
 /*
  * One iteration of 4 TP comms (2 ranks, processes of their own), a round
  * each, ~0.3 ms of jitter.  Under NOISE, in every comm one rank (each in
@@ -2410,6 +2493,8 @@ int main(void)
 	test_comparable_group_stall();
 	test_comparable_group_phase(1, MS);
 	test_comparable_group_phase(3, 6 * MS);
+	test_group_fast_mode_extra(false);
+	test_group_fast_mode_extra(true);
 	test_hostwide_noise(0, false);
 	test_hostwide_noise(7, false);
 	test_hostwide_noise(7, true);
