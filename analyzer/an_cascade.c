@@ -692,6 +692,45 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 }
 
 /*
+ * A p2p op whose peer "went past" its side (an_locate_p2p.c) is read from
+ * the round numbers of the op's own rank: the comm's first round that rank
+ * entered after the op, the peer entered too.  Where the counts show that
+ * rank itself skipped an op of the comm, its round N there is the others'
+ * N+1: its op belongs to a later step than the peer's round, the peer has
+ * not reached it, and it waits for the skipper.  That H1 is the counts'
+ * cascade (random job 577, pytorch, 16 ranks: rank 14 left the world's
+ * loss all-reduce out and ran on into its next step, whose pipeline send
+ * to rank 10 waits unmatched; rank 10 waits in the round rank 14 skipped.
+ * Two roots: the world comm's H1 "rank 10 never entered the Recv ... it
+ * skipped it", first, and the TP comm's "rank 14 ran ahead ... it skipped
+ * an op of" the world comm).
+ */
+static void p2p_past_yields(struct node *nodes, int nn)
+{
+	int i, j;
+
+	for (i = 0; i < nn; i++) {
+		const struct an_status *si = &nodes[i].c->st;
+		uint32_t waiter;
+
+		if (!si->spmd || !si->p2p || nodes[i].edge >= 0 || si->p2p_waiter < 0 ||
+		    si->p2p_waiter >= nodes[i].c->nranks)
+			continue;
+		waiter = nodes[i].c->r[si->p2p_waiter].proc;
+		for (j = 0; j < nn; j++) {
+			const struct an_status *sj = &nodes[j].c->st;
+
+			if (j != i && sj->spmd && !sj->p2p && nodes[j].edge < 0 && sj->ncul &&
+			    sj->spmd_skipped == nodes[i].c->hash && waiter &&
+			    nodes[j].c->r[sj->cul[0]].proc == waiter) {
+				nodes[i].edge = j;
+				break;
+			}
+		}
+	}
+}
+
+/*
  * A skipped op found by the counts (an_locate_spmd.c) is where the hang
  * began: such a node waits for no other kind of node, and every other
  * root that holds its rank is its cascade (their ops queue behind the
@@ -701,6 +740,7 @@ static void spmd_roots(struct node *nodes, int nn)
 {
 	int i, j;
 
+	p2p_past_yields(nodes, nn);
 	for (j = 0; j < nn; j++)
 		if (nodes[j].c->st.spmd && nodes[j].edge >= 0 &&
 		    !nodes[nodes[j].edge].c->st.spmd)

@@ -221,6 +221,10 @@ struct an_status {
 	 * began, whatever its culprit waits in now
 	 */
 	bool spmd;
+	/* the comm whose op that H1's culprit skipped, by the counts; 0 none */
+	uint64_t spmd_skipped;
+	/* the rank of C whose unmatched p2p op the H1 or H3 reads, -1 none */
+	int32_t p2p_waiter;
 	uint64_t open_op;	/* the comm's oldest open proxy op, 0 none */
 	char text[AN_TEXT_MAX];
 	uint32_t nval;

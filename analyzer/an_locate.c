@@ -165,6 +165,8 @@ static void reset(struct an_status *st)
 	st->net_global = false;
 	st->untouched = false;
 	st->spmd = false;
+	st->spmd_skipped = 0;
+	st->p2p_waiter = -1;
 	an_evidence_clear(st);
 	st->max_call_age_ns = 0;
 }

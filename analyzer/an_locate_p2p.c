@@ -420,6 +420,7 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t rou
 		return;
 	}
 	add_wait(an, st, wr);
+	st->p2p_waiter = wr;
 	if (!aligned) {
 		p2p_unaligned(an, c, st, wr, wp, wd, cr);
 		/*

@@ -231,6 +231,8 @@ bool loc_spmd_skip(struct an *an, struct an_comm *c, struct an_status *st)
 	st->t4 = AN_T4_NONE;
 	st->t4_rank = st->t4_peer = -1;
 	st->spmd = true;
+	st->spmd_skipped = cnt[odd] < norm ? c->hash : d->hash;
+	st->p2p_waiter = -1;
 	st->seq = cnt[odd] < norm ? skipped_seq(c, odd, cnt[odd], odd ? 0 : 1) : norm + 1;
 	st->fn = 0;
 	add_cul(an, st, odd);

@@ -276,7 +276,7 @@ static void test_plain_hang_unchanged(void)
 
 		sim_complete(&s, &op);
 	}
-	sim_call(&s, P1, 2, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_call(&s, P1, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);	/* global rank 2 */
 	sim_step(&s, 1000000);
 	for (r = 0; r < 3; r++)
 		sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
@@ -400,6 +400,72 @@ static void test_skipped_pipeline_send(void)
 	sim_fini(&s);
 }
 
+/*
+ * Rank 2 leaves W's all-reduce of iteration 4 out and runs on into
+ * iteration 5: its pair op (its GPU waits there for rank 3, which waits in
+ * W's round), its backward send to rank 0 (never received: rank 0 waits in
+ * W's round too), then its next W op, which pairs with the others' round
+ * 3.  Rank 2's send waits unmatched, entered before the W round 3 that
+ * rank 0 entered too, so read by rank 2's rounds, rank 0 "went past its
+ * receive"; but the counts show rank 2 entered P1's ops up to seq 4 before
+ * that round, rank 3 up to 3: rank 2 ran ahead, skipped an op of W, and
+ * its round 3 is the others' next.  One root, the count's,
+ * naming rank 2; W's p2p H1 its cascade (random job 577: the p2p H1 naming
+ * the peer came first, a second root).
+ */
+static void test_ran_ahead_past_p2p(void)
+{
+	const struct an_verdict *v;
+	struct sim s;
+	struct an_op op;
+	int i, r, roots = 0;
+
+	comms(&s);
+	for (i = 0; i < 3; i++) {
+		pp_step(&s, -1);
+		sim_step(&s, 10000000);
+	}
+	/* iteration 4: the pipeline and the pairs complete, W's op without rank 2 */
+	for (r = 0; r < 2; r++) {
+		op = sim_p2p(&s, W, r, r + 2, 0, 4096, true);
+		sim_complete(&s, &op);
+		op = sim_p2p(&s, W, r + 2, r, 1, 4096, true);
+		sim_complete(&s, &op);
+		op = sim_p2p(&s, W, r + 2, r, 0, 4096, true);
+		sim_complete(&s, &op);
+		op = sim_p2p(&s, W, r, r + 2, 1, 4096, true);
+		sim_complete(&s, &op);
+	}
+	sim_round(&s, P0, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_round(&s, P1, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	for (r = 0; r < 4; r++)
+		if (r != 2)
+			sim_call(&s, W, r, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_step(&s, 1000000);
+	/* rank 2's iteration 5: its pair op, its send to rank 0, W's op */
+	sim_call(&s, P1, 0, CCLD_FN_ALLREDUCE, 1 << 20, 7);	/* global rank 2 */
+	sim_p2p(&s, W, 2, 0, 0, 4096, true);
+	sim_step(&s, 1000000);
+	sim_call(&s, W, 2, CCLD_FN_ALLREDUCE, 2, 7);
+	sim_tick(&s, 6);
+	v = first_root(&s);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(culprit_g(v), 2);
+		CHECK(v->comm == P1);
+		CHECK(strstr(v->text, "ran ahead") != NULL);
+	}
+	for (i = 0; i < s.nv; i++) {
+		roots += s.v[i].kind == AN_V_NEW && s.v[i].role == AN_ROOT;
+		if (s.v[i].kind == AN_V_NEW && s.v[i].comm == W)
+			CHECK_INT(s.v[i].role, AN_CASCADE);
+	}
+	CHECK_INT(roots, 1);
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_skipped_pair_op();
@@ -409,5 +475,6 @@ int main(void)
 	test_plain_hang_unchanged();
 	test_lost_entry_not_a_skip();
 	test_skipped_pipeline_send();
+	test_ran_ahead_past_p2p();
 	return check_finish("test_an_spmd");
 }
