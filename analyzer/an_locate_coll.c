@@ -7,6 +7,7 @@
  * (an_locate_h3.c).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include "an_locate_int.h"
 #include <linux/types.h>
 #include "ccld.h"
@@ -218,13 +219,52 @@ static uint32_t other_comms_behind(const struct an *an, const struct an_comm *c,
 }
 
 /*
+ * Of C's two launch counts A < B, the one every rank of the other comms of
+ * C's size launched (each such comm all alike, all known from memory): B
+ * where some such comm has B and none A, A the other way round, else -1.
+ * Two ranks alone cannot say which of them is off; the comms of their
+ * role, a step's calls alike, can (random job 549: DP pairs {0,1} and
+ * {2,3}, rank 3 left a step's all-reduce out, its pair 171 against 172,
+ * the other pair 172 and 172).
+ */
+static int64_t role_count(const struct an *an, const struct an_comm *c, int64_t a, int64_t b)
+{
+	uint32_t na = 0, nb = 0;
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *o = v;
+		int64_t n = -1;
+		int32_t k;
+
+		if (o == c || o->nranks != c->nranks)
+			continue;
+		for (k = 0; k < o->nranks; k++) {
+			int64_t m = mem_launched(&o->r[k]);
+
+			if (m < 0 || (n >= 0 && m != n))
+				break;
+			n = m;
+		}
+		if (k < o->nranks)
+			continue;	/* a count not known, or not all alike */
+		na += n == a;
+		nb += n == b;
+	}
+	return nb && !na ? b : na && !nb ? a : -1;
+}
+
+/*
  * A rank that left out a collective of C while its CPU ran on (PyTorch
  * queues a whole step or two): attached late, memory holds launch counts
  * only.  Its next call of C pairs with the one the others wait in, so it
  * launched the stuck round too, and its GPU, behind an op of another comm
  * that waits for a GPU stuck in C, never reaches it: every proxy reads
  * "GPU not ready" somewhere.  What names it: it launched fewer of C's
- * collectives than each other rank (all of them as many), while on every
+ * collectives than each other rank (all of them as many; of two ranks, the
+ * one off the count of the comms of their role, role_count), while on every
  * other comm it shares it launched as many as its peers, so its CPU
  * stopped where theirs did, a call of C short.  A CPU a step behind
  * (its GPU stalled) is behind on its other comms too.  Random job 184:
@@ -246,7 +286,7 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 	uint32_t nmost = 0, nleast = 0, nknown = 0, same, ahead;
 	int32_t i, x = -1;
 	bool past;
-	char buf[LOC_PROC_WORDS_MAX];
+	char buf[LOC_PROC_WORDS_MAX], others[64];
 
 	for (i = 0; i < c->nranks; i++) {
 		int64_t n = mem_launched(&c->r[i]);
@@ -267,13 +307,20 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 		}
 		nleast += n == least;
 	}
-	if (nknown < 3 || most == least)
+	if (nknown < 2 || most == least)
 		return false;
-	/* one rank short of the others (its CPU stopped where theirs did), or past them */
-	past = nleast == nknown - 1;
-	if (nmost != nknown - 1 && !past)
-		return false;
-	theirs = past ? least : most;
+	if (nknown == 2) {
+		/* which of two is off: the comms of their role say */
+		if ((theirs = role_count(an, c, least, most)) < 0)
+			return false;
+		past = theirs == least;
+	} else {
+		/* one rank short of the others (its CPU stopped where theirs did), or past them */
+		past = nleast == nknown - 1;
+		if (nmost != nknown - 1 && !past)
+			return false;
+		theirs = past ? least : most;
+	}
 	for (i = 0; i < c->nranks; i++)
 		if (live(&c->r[i]) && mem_launched(&c->r[i]) != theirs) {
 			x = i;
@@ -291,24 +338,29 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 			add_wait(an, st, i);
 	add_cul(an, st, x);
 	loc_rank_list(st, st->cul, st->ncul);
+	if (nknown == 2)
+		snprintf(others, sizeof(others), "its peer, like each rank of the comms of"
+			 " its size,");
+	else
+		snprintf(others, sizeof(others), "the %u other ranks", nknown - 1);
 	if (past) {
 		an_text(st, " launched %" PRId64 " of comm %016" PRIx64 "'s collectives"
-			" where the %u other ranks launched %" PRId64 ", and on comm %016"
+			" where %s launched %" PRId64 ", and on comm %016"
 			PRIx64 "%s at least as many as its peers (NCCL's counts, read from"
 			" memory): its CPU ran past the host sync theirs stopped at, so its"
 			" calls no longer pair with theirs: it left a call out, its later"
 			" calls pair with their earlier ones, and they wait in %s seq %"
-			PRId64 " (%s)", mine, c->hash, nknown - 1, theirs, o->hash,
+			PRId64 " (%s)", mine, c->hash, others, theirs, o->hash,
 			same + ahead > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
 			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
 	} else {
 		an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
-			" of comm %016" PRIx64 "'s collectives where the %u other ranks"
+			" of comm %016" PRIx64 "'s collectives where %s"
 			" launched %" PRId64 ", while on comm %016" PRIx64 "%s it launched"
 			" as many as its peers (NCCL's counts, read from memory), so its"
 			" CPU stopped where theirs did; its later calls pair with their"
 			" earlier ones, and they wait in %s seq %" PRId64 " (%s)", most - mine,
-			most - mine == 1 ? "" : "s", mine, c->hash, nknown - 1, most,
+			most - mine == 1 ? "" : "s", mine, c->hash, others, most,
 			o->hash, same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
 			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
 	}

@@ -576,6 +576,59 @@ static void test_skip_past_from_counts(void)
 }
 
 /*
+ * Random job 549 (moe, 4 ranks, PP 2 x DP 2, attached late): rank 3 left a
+ * step's DP all-reduce out and its CPU ran on.  Its pair D1 {2,3} holds
+ * two counts, 171 (rank 3) and 172 (rank 2), and two ranks alone cannot
+ * say which is off; D0 {0,1}, a comm of its size, launched 172 on each
+ * rank: rank 3 is the one short, and on W it launched as many as its
+ * peers.  Both D1 ranks wait in seq 170, rank 3's receive from rank 2
+ * received and not consumed.  H1 naming rank 3 (before: H3 "GPU not
+ * ready" at rank 3).  REFERENCE false: D0's counts not known, nothing
+ * tells which of the pair is off: no H1.
+ */
+static void skip_pair_case(bool reference)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[2];
+	int r;
+
+	skip_comms(&s);
+	for (r = 0; r < 4; r++) {
+		sim_launched(&s, W, r, 172);
+		if (r >= 2)
+			sim_launched(&s, D1, r - 2, r == 3 ? 171 : 172);
+		else if (reference)
+			sim_launched(&s, D0, r, 172);
+	}
+	for (r = 0; r < 2; r++) {
+		p[0] = sub(1 - r, AN_SEND, 4, 0, 0, 0, 170);
+		p[1] = sub(1 - r, AN_RECV, 4, r ? 4 : 0, r ? 4 : 0, 0, 170);
+		snap(&s, D1, r, p, 2);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, D1, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v && reference) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK(v->ncul == 1 && v->cul[0].pid == 103);	/* global rank 3 */
+		CHECK(strstr(v->text, "left out 1 call of this comm") != NULL);
+		CHECK(strstr(v->text, "like each rank of the comms of its size") != NULL);
+		CHECK_INT(sim_val_i(v, "skipped"), 1);
+	} else if (v) {
+		CHECK(v->cls != AN_H1);
+	}
+	sim_fini(&s);
+}
+
+static void test_skip_in_pair_from_counts(void)
+{
+	skip_pair_case(true);
+	skip_pair_case(false);
+}
+
+/*
  * Random job 185, attached late: W is the world comm of a 2-stage
  * pipeline, ranks 0,1 the first stage, 2,3 the second; every rank launched
  * 21 collectives and the 4 wait in seq 20 (the loss all-reduce).
@@ -954,6 +1007,7 @@ int main(void)
 	test_skip_under_runahead();
 	test_skip_seen_from_counts();
 	test_skip_past_from_counts();
+	test_skip_in_pair_from_counts();
 	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_stopped_before_attach();
