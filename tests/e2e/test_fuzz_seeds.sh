@@ -139,4 +139,12 @@
 # comm's next round went past its side, an_locate_p2p.c
 # unmatched_went_past) likewise: its unit case is test_an_spmd
 # skipped_pipeline_send.
+# Seeds 485 (moe, 8 ranks, a GPU 3x slower, attached mid run: the
+# comparable group's sample weighed the straggler's lead against a median
+# the run-ahead's two modes inflated; unit case test_an_slow
+# group_fast_mode_extra), 577 (pytorch, 16 ranks, a skipped loss
+# all-reduce: a p2p H1 read from the skipper's shifted rounds named its
+# peer first; test_an_spmd ran_ahead_past_p2p) and 549 (moe, 4 ranks, a
+# DP all-reduce left out, attached late: a pair's two counts; test_an_attach
+# skip_in_pair_from_counts) likewise.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148
