@@ -1023,13 +1023,15 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 		int32_t r;
 		uint32_t k;
 
-		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s%s%s%s open_op %llx quiet %.2f ev %d\n",
+		fprintf(stderr, "an: node %d comm %016llx seq %lld cls %d cul %u edge %d%s%s%s%s%s%s%s%s open_op %llx quiet %.2f ev %d\n",
 			i, (unsigned long long)c->hash, (long long)c->st.seq, c->st.cls,
 			c->st.ncul, nodes[i].edge, nodes[i].closed ? " closed" : "",
 			nodes[i].held ? " held" : "",
 			c->st.t4_sender_unseen ? " sender-unseen" : "",
 			c->st.t4_sender_behind ? " sender-behind" : "",
 			nodes[i].gpu_stuck ? " gpu-stuck" : "",
+			nodes[i].cand ? " cand" : "", nodes[i].lost ? " lost" : "",
+			nodes[i].gpu_lost ? " gpu-lost" : "",
 			(unsigned long long)c->st.open_op, nodes[i].quiet,
 			evidence_rank(&c->st));
 		fprintf(stderr, "an:   wait");

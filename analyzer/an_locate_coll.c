@@ -476,6 +476,16 @@ void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 		if (r->entered < st->seq || proc_down(an, r))
 			add_cul(an, st, i);
 	}
+	/*
+	 * A barrier may wait long for a rank that has not reached it (a
+	 * checkpoint on rank 0 while the others wait): hang_s.  Once every
+	 * rank entered it, nothing is late to it: a barrier-sized op that
+	 * does not complete is stuck like any other (random job 655: a GPU
+	 * stalled in a 1-element TP all-reduce every rank had entered waited
+	 * for hang_s, silent).
+	 */
+	if (!st->ncul)
+		st->barrier = false;
 
 	if (st->ncul) {
 		struct an_rank *r = &c->r[st->cul[0]];

@@ -110,6 +110,33 @@ static void test_barrier(void)
 	sim_fini(&s);
 }
 
+/*
+ * Every rank entered a barrier-sized all-reduce and it never completes
+ * (random job 655: rank 3's GPU stalled in a 1-element TP all-reduce):
+ * nobody is late to it, it is stuck like any other op, a hang at
+ * stall_s, not hang_s (silent before, 300 s).
+ */
+static void test_barrier_all_in(void)
+{
+	struct sim s;
+	int r;
+
+	sim_init(&s, 10, 300);
+	sim_comm(&s, TP, 8, NULL);
+	sim_comm(&s, W, 8, NULL);
+	healthy(&s, 50);
+	for (r = 0; r < 8; r++)
+		sim_enter_op(&s, W, r, CCLD_FN_ALLREDUCE, 1, 7);
+	sim_tick(&s, 12);
+	CHECK_INT(s.nv, 1);
+	if (s.nv >= 1) {
+		CHECK(s.v[0].comm == W);
+		CHECK_INT(s.v[0].cls, AN_H3);
+		check_latency(&s.v[0], 10);
+	}
+	sim_fini(&s);
+}
+
 /* a destroyed comm does not wait */
 static void test_destroyed(void)
 {
@@ -138,6 +165,7 @@ int main(void)
 	test_checkpoint();
 	test_checkpoint_no_tier_b();
 	test_barrier();
+	test_barrier_all_in();
 	test_destroyed();
 	return check_finish("test_an_nofp");
 }
