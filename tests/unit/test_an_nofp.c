@@ -72,6 +72,15 @@ static void test_checkpoint_no_tier_b(void)
 	sim_fini(&s);
 }
 
+/* TP and W of 8 ranks after 50 healthy rounds; stall 10 s, hang 300 s */
+static void barrier_job(struct sim *s)
+{
+	sim_init(s, 10, 300);
+	sim_comm(s, TP, 8, NULL);
+	sim_comm(s, W, 8, NULL);
+	healthy(s, 50);
+}
+
 /* rank 5 is 60 s late to a barrier (1-element all-reduce) */
 static void test_barrier(void)
 {
@@ -79,10 +88,7 @@ static void test_barrier(void)
 	struct an_op ops[8];
 	int r;
 
-	sim_init(&s, 10, 300);
-	sim_comm(&s, TP, 8, NULL);
-	sim_comm(&s, W, 8, NULL);
-	healthy(&s, 50);
+	barrier_job(&s);
 	for (r = 0; r < 8; r++)
 		if (r != 5)
 			ops[r] = sim_enter_op(&s, W, r, CCLD_FN_ALLREDUCE, 1, 7);
@@ -121,10 +127,7 @@ static void test_barrier_all_in(void)
 	struct sim s;
 	int r;
 
-	sim_init(&s, 10, 300);
-	sim_comm(&s, TP, 8, NULL);
-	sim_comm(&s, W, 8, NULL);
-	healthy(&s, 50);
+	barrier_job(&s);
 	for (r = 0; r < 8; r++)
 		sim_enter_op(&s, W, r, CCLD_FN_ALLREDUCE, 1, 7);
 	sim_tick(&s, 12);
