@@ -204,7 +204,7 @@ int32_t an_h3_focus(const struct an_status *st)
  * last; after them only a GPU not ready that may be held in another stalled
  * comm (link_nodes: conflicting claims).
  */
-static int cut_rank(const struct node *n)
+static int cut_rank_evidence(const struct node *n)
 {
 	const struct an_status *st = &n->c->st;
 	int ev = evidence_rank(st);
@@ -216,6 +216,19 @@ static int cut_rank(const struct node *n)
 	if (ev >= 2)
 		return 2 + ev;
 	return st->cls == AN_H3 && st->t4_sender_unseen ? 2 : ev;
+}
+
+/*
+ * Between nodes of the same rank above, a GPU not ready held in another
+ * stalled comm (proxy data places GPUs of its ranks in that comm's op)
+ * whose located rank's GPU is not placed in it (held_loose) comes after
+ * one that is not such: the edge out of it was read from flows, an edge
+ * into it ("a culprit waits there") was not, and its own claim rests on no
+ * GPU seen in its op.
+ */
+static int cut_rank(const struct node *n)
+{
+	return 2 * cut_rank_evidence(n) + !(n->held_loose && an_h3_weak(&n->c->st));
 }
 
 static int root_of(const struct node *nodes, int nn, int i)
@@ -577,6 +590,19 @@ static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 	return 1ull << p->gpu_comm->node;
 }
 
+/* the GPU of the rank at C's located flow is placed in C */
+static bool focus_in(const struct an *an, const struct an_comm *c,
+		     const struct an_status *st)
+{
+	int32_t r = an_h3_focus(st);
+	const struct an_proc *p;
+
+	if (r < 0 || r >= c->nranks)
+		return false;
+	p = an_proc_of(an, &c->r[r]);
+	return p && p->gpu_known && p->gpu_comm == c;
+}
+
 /*
  * Every culprit of H1 comm C is the process at D's located flow, with a
  * local cause (its GPU does not produce or consume, or its own data never
@@ -617,6 +643,7 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		uint64_t m = 0;
 
 		nodes[i].closed = nodes[i].held = nodes[i].gpu_stuck = false;
+		nodes[i].held_loose = false;
 		if (any_down(an, c) || st->spmd)
 			continue;
 		if (st->cls == AN_H1) {
@@ -650,7 +677,7 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 				 * ahead (p2p ids are per rank and channel: no order)
 				 */
 				if (h == AN_HOLD_NONE ||
-				    ((h == AN_HOLD_OPEN || h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) &&
+				    ((h == AN_HOLD_OPEN || h >= AN_HOLD_MEM) &&
 				     an_coll_op(c->st.open_op) && an_coll_op(op) &&
 				     op != c->st.open_op))
 					continue;
@@ -682,6 +709,7 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		if (m) {
 			nodes[i].edge = pick(nodes, m);
 			nodes[i].held = true;
+			nodes[i].held_loose = st->cls == AN_H3 && !focus_in(an, c, st);
 			if (st->cls == AN_H1)
 				nodes[i].gpu_stuck = culprits_stuck_at(c, nodes[nodes[i].edge].c);
 		} else if (open && known) {
@@ -953,7 +981,11 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		if (m && !nodes[i].held)
 			nodes[i].edge = pick(nodes, m);
 	}
-	/* the same culprits: the comm that stalled first is the root */
+	/*
+	 * the same culprits: the comm that stalled first is the root; not
+	 * one whose GPUs proxy data placed in this comm's op (held here: it
+	 * waits behind this one in their streams)
+	 */
 	for (i = 0; i < nn; i++) {
 		const struct an_status *st = &nodes[i].c->st;
 		struct an_comm *c = nodes[i].c;
@@ -969,7 +1001,8 @@ static void link_nodes(struct an *an, struct node *nodes, int nn)
 		}
 		m &= ~(1ull << i) & as_definite(nodes, nn, i);
 		for (j = 0; j < nn; j++)
-			if ((m >> j & 1) && !earlier(&nodes[j], &nodes[i]))
+			if ((m >> j & 1) && (!earlier(&nodes[j], &nodes[i]) ||
+					     (nodes[j].held && nodes[j].edge == i)))
 				m &= ~(1ull << j);
 		nodes[i].edge = pick(nodes, m);
 	}

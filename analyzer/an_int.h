@@ -618,8 +618,13 @@ void an_locate(struct an *an, struct an_comm *c);
  * AN_HOLD_MEM: an open op known from a look at memory only (the attach
  * snapshot): which of several comms' ops a GPU runs first is not known.
  */
-/* AN_HOLD_MEM_AT: the same, and the op's flows show its GPU executes it */
-enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN, AN_HOLD_MEM, AN_HOLD_MEM_AT };
+/*
+ * AN_HOLD_MEM_AT: the same, and the op's flows show its GPU executes it;
+ * AN_HOLD_MEM_SENT: its data of the op reached a peer and the op waits
+ * for more: its GPU is there, whatever other comms hold (stream order)
+ */
+enum an_hold { AN_HOLD_NONE, AN_HOLD_OPEN, AN_HOLD_UNKNOWN, AN_HOLD_MEM, AN_HOLD_MEM_AT,
+	       AN_HOLD_MEM_SENT };
 enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			     uint64_t *t);
 /* how many of RK's open ops (distinct) its flows show its GPU executing; *OP the first */

@@ -169,6 +169,51 @@ static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
 	return starving;
 }
 
+/*
+ * Rank R of C, at its open collective OP, produced its part and waits for
+ * the rest: its data of OP reached a peer (that peer's receive of OP from
+ * R got steps), none of its sends waits for the GPU, and a receive still
+ * starves.  A GPU that takes a round's data at once leaves the steps that
+ * came unconsumed until the last arrives, which gpu_in_op reads as a GPU
+ * elsewhere; data of OP sent by R says its GPU reached OP, and stream
+ * order keeps it there until OP ends.  Collectives only: their ids are
+ * alike on every rank, p2p ids are each rank's own count.
+ */
+static bool gpu_sent_in_op(const struct an_comm *c, int32_t r, uint64_t op)
+{
+	const struct an_rank *rk = &c->r[r];
+	bool starving = false;
+	uint32_t i;
+	int32_t k;
+
+	if (!an_coll_op(op))
+		return false;
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (p->dir == AN_SEND && p->posted > p->transmitted)
+			return false;
+		starving |= p->dir == AN_RECV && p->posted > p->received;
+	}
+	if (!starving)
+		return false;
+	for (k = 0; k < c->nranks; k++) {
+		const struct an_rank *o = &c->r[k];
+
+		if (k == r || !live(o))
+			continue;
+		for (i = 0; i < o->nsubs; i++) {
+			const struct an_progress *p = &o->subs[i];
+
+			if (p->op == op && p->dir == AN_RECV && p->peer == r && p->received)
+				return true;
+		}
+	}
+	return false;
+}
+
 uint32_t an_ops_executing(const struct an_rank *rk, uint64_t *op)
 {
 	uint32_t i, j, n = 0;
@@ -220,8 +265,14 @@ enum an_hold an_rank_pending(const struct an_comm *c, int32_t r, uint64_t *op,
 			/*
 			 * Known from memory only.  Ids of collectives and of p2p
 			 * ops are two sequences: any open op whose flows show
-			 * the GPU in it is where the GPU is.
+			 * the GPU in it is where the GPU is; one it sent data
+			 * of is where it is for sure.
 			 */
+			for (i = 0; i < rk->nsubs; i++)
+				if (gpu_sent_in_op(c, r, rk->subs[i].op)) {
+					*op = rk->subs[i].op;
+					return AN_HOLD_MEM_SENT;
+				}
 			for (i = 0; i < rk->nsubs; i++)
 				if (gpu_in_op(rk, rk->subs[i].op)) {
 					*op = rk->subs[i].op;
@@ -401,9 +452,9 @@ out:
  */
 void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 {
-	uint64_t *best_t, *unk_t, *mop, *aop;
-	uint32_t p, np = an->nprocs ? an->nprocs : 1, *nmem, *nat;
-	struct an_comm **gc, **mc, **ac;
+	uint64_t *best_t, *unk_t, *mop, *aop, *sop;
+	uint32_t p, np = an->nprocs ? an->nprocs : 1, *nmem, *nat, *nsent;
+	struct an_comm **gc, **mc, **ac, **sc;
 	uint64_t *gop;
 	int32_t *grank;
 	bool changed = false, *known;
@@ -419,10 +470,13 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 	nat = calloc(np, sizeof(*nat));
 	ac = calloc(np, sizeof(*ac));
 	aop = calloc(np, sizeof(*aop));
+	nsent = calloc(np, sizeof(*nsent));
+	sc = calloc(np, sizeof(*sc));
+	sop = calloc(np, sizeof(*sop));
 	grank = calloc(np, sizeof(*grank));
 	known = calloc(np, sizeof(*known));
 	if (!best_t || !unk_t || !gc || !gop || !nmem || !mc || !mop || !nat || !ac || !aop ||
-	    !grank || !known)
+	    !nsent || !sc || !sop || !grank || !known)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct an_comm *c = cs[i];
@@ -440,11 +494,16 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 					c->r[r].tierb);
 			if (!p || h == AN_HOLD_NONE)
 				continue;
-			if (h == AN_HOLD_MEM || h == AN_HOLD_MEM_AT) {
+			if (h == AN_HOLD_MEM_SENT) {
+				nsent[p - 1]++;
+				sc[p - 1] = c;
+				sop[p - 1] = op;
+			}
+			if (h >= AN_HOLD_MEM) {
 				nmem[p - 1]++;
 				mc[p - 1] = c;
 				mop[p - 1] = op;
-				if (h == AN_HOLD_MEM_AT) {
+				if (h >= AN_HOLD_MEM_AT) {
 					nat[p - 1]++;
 					ac[p - 1] = c;
 					aop[p - 1] = op;
@@ -472,6 +531,18 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 		if (nmem[p] == 1 && !best_t[p] && !unk_t[p]) {
 			gc[p] = mc[p];
 			gop[p] = mop[p];
+		} else if (nsent[p] == 1 && !best_t[p] && !unk_t[p]) {
+			/*
+			 * of several, the one whose data left it while it
+			 * waits: the GPU reached it and cannot pass it (random
+			 * job 702).  Where an op no proxy data places is
+			 * pending too (an intra-node comm), it stays unknown
+			 * as before: placed, random job 672's two GPUs stuck
+			 * in one such pair comm gave two equal claims, and
+			 * the graph named one of them
+			 */
+			gc[p] = sc[p];
+			gop[p] = sop[p];
 		} else if (nat[p] == 1 && !best_t[p] && !unk_t[p]) {
 			/* of several, the one its flows show it executes */
 			gc[p] = ac[p];
@@ -508,6 +579,9 @@ out:
 	free(nat);
 	free(ac);
 	free(aop);
+	free(nsent);
+	free(sc);
+	free(sop);
 	free(grank);
 	free(known);
 }

@@ -492,7 +492,7 @@ static bool gpu_claimed_elsewhere(const struct an *an, const struct an_comm *c,
 			continue;
 		for (k = 0; k < o->nranks; k++)
 			if (o->r[k].proc == rk->proc &&
-			    an_rank_pending(o, k, &op, &t) == AN_HOLD_MEM_AT)
+			    an_rank_pending(o, k, &op, &t) >= AN_HOLD_MEM_AT)
 				return true;
 	}
 	return false;

@@ -934,6 +934,60 @@ static void test_cycle_sender_unseen(void)
 }
 
 /*
+ * Attached after rank 1's GPU stalled, memory only.  E = {0,1,2,3} runs
+ * an all-to-all, W = {0..7} the op after it in each stream, each op
+ * exchanging with every peer.  Ranks 0, 2 and 3 sent their E data (their
+ * send subs done and freed: rank 1 holds it, unconsumed) and wait for
+ * rank 1's; data from the others waits unconsumed until all came, as a
+ * GPU that takes a round's data at once leaves it.  Rank 1 produced
+ * nothing in E or W.  In W, ranks 0-3 all read "GPU not ready": three of
+ * those GPUs are in E (their E data reached a peer), so W waits for E and
+ * E names rank 1 (before: W, the comm more ranks wait in, named 0-3).
+ */
+static void test_gpu_stall_behind_exchange(void)
+{
+	const uint64_t E = 0x00000000000f0001ull, W8 = 0x00000000000f0002ull;
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[16];
+	int r, q, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W8, 8, NULL);
+	sim_comm(&s, E, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		sim_launched(&s, E, r, 21);
+		for (n = 0, q = 0; q < 4; q++) {
+			if (q == r)
+				continue;
+			if (r == 1)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 20);
+			p[n++] = sub(q, AN_RECV, 4, 0, q == 1 ? 0 : 4, 0, 20);
+		}
+		snap(&s, E, r, p, (size_t)n);
+	}
+	for (r = 0; r < 8; r++) {
+		sim_launched(&s, W8, r, 21);
+		for (n = 0, q = 0; q < 8; q++) {
+			if (q == r)
+				continue;
+			if (r < 4)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 20);
+			p[n++] = sub(q, AN_RECV, 4, 0, q < 4 ? 0 : 4, 0, 20);
+		}
+		snap(&s, W8, r, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, E, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "1"));
+	CHECK(v && v->t4 == AN_T4_GPU_NOT_READY);
+	v = sim_find_v(&s, W8, AN_V_NEW);
+	CHECK(v && v->role == AN_CASCADE && v->blocked_comm == E);
+	sim_fini(&s);
+}
+
+/*
  * Rank 2's process was SIGSTOPped before the attach: the tracer says so
  * (its state at attach) before any record of its ranks.  H1, "process
  * stopped", not the "GPU not ready" its frozen proxy counters read as.
@@ -1010,6 +1064,7 @@ int main(void)
 	test_skip_in_pair_from_counts();
 	test_send_never_posted();
 	test_cycle_sender_unseen();
+	test_gpu_stall_behind_exchange();
 	test_stopped_before_attach();
 	test_wire();
 	return check_finish("test_an_attach");
