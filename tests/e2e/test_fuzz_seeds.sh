@@ -147,4 +147,8 @@
 # peer first; test_an_spmd ran_ahead_past_p2p) and 549 (moe, 4 ranks, a
 # DP all-reduce left out, attached late: a pair's two counts; test_an_attach
 # skip_in_pair_from_counts) likewise.
+# Seed 702 (moe, 8 ranks, a GPU stalled, attached late: the GPUs that had
+# sent their part of the expert all-to-all were not placed in it, and the
+# world comm behind it named four ranks; test_an_attach
+# gpu_stall_behind_exchange) likewise.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148

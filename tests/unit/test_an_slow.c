@@ -2329,6 +2329,52 @@ static void test_cooldown_after_unnamed_rise(void)
 }
 
 /*
+ * Random job 759 (healthy, moe, 8 ranks on this 2-core VM, attached mid
+ * run): a comm's network part rose 13.6 -> 24.0 ms for 71 iterations, and
+ * its sample, 4 rounds with every arrival, had rank 0 last in 2 of them:
+ * 80% of the wait, 3.9 ms ahead.  A GPU slower at every step is last in
+ * (nearly) every round; a rise a busy host makes has a last arriver by
+ * chance.  Here rank 1 last in 2 of 4 rounds by 15 ms, ranks 2 and 3 in
+ * one each by 4 ms: 79% of the wait, and no verdict (S1 naming rank 1
+ * before).  ALL: rank 1 last in 4 of 4, named S1.
+ */
+static void test_rise_arrivals_share(bool all)
+{
+	struct sim s;
+	struct an_comm *c = learned_comm(&s, 6);
+
+	if (c && c->slow) {
+		struct an_slow *sl = c->slow;
+		const struct an_verdict *v;
+		int k;
+
+		runahead_sample(&s, c, PEND_RISE);
+		sl->rise_wait = true;
+		sl->rres.base_ns = 14 * MS;
+		sl->rres.level_ns = 24 * MS;
+		sl->arr_rounds = 4;
+		for (k = 0; k < 4; k++)
+			sl->arr_last[k] = 0, sl->arr_gap[k] = sl->arr_gmax[k] = 0;
+		sl->arr_last[1] = all ? 4 : 2;
+		sl->arr_gap[1] = (all ? 4 : 2) * 15 * (double)MS;
+		sl->arr_gmax[1] = 15 * MS;
+		for (k = 2; !all && k < 4; k++) {
+			sl->arr_last[k] = 1;
+			sl->arr_gap[k] = sl->arr_gmax[k] = 4 * MS;
+		}
+		slow_rise_sampled(s.an, c, s.now[0]);
+		v = first_new(&s);
+		CHECK((v != NULL) == all);
+		if (v) {
+			CHECK_INT(v->cls, AN_S1);
+			CHECK_STR(sim_culprits(v), "1");
+			CHECK(strstr(v->text, "the network part of its rounds") != NULL);
+		}
+	}
+	sim_fini(&s);
+}
+
+/*
  * Hostile seqs (fuzz_an_wire, 2026-12-06): a rank whose next completed op
  * is 2^40 seqs past the rounds the comm holds.  The rounds in between can
  * never complete; each held one is judged or dropped, and the rest are
@@ -2461,6 +2507,8 @@ int main(void)
 	test_rise_starved(0.45, 0.4);
 	test_rise_starved(0.1, 0.0);
 	test_cooldown_after_unnamed_rise();
+	test_rise_arrivals_share(false);
+	test_rise_arrivals_share(true);
 	test_sample_holds_for_rounds();
 	test_sample_holds_to_max();
 	test_recovery_while_sampled();
