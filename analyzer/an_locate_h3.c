@@ -316,6 +316,16 @@ static bool lost_at_receiver(struct an_comm *c, int32_t r,
 
 	if (p->dir != AN_RECV || p->posted <= p->received)
 		return false;
+	/*
+	 * The counts first: a send of the sender still open toward R is a
+	 * later op's where the sender finished more sends to R than R
+	 * finished receives from it (random job 808: rank 4's network
+	 * stalled, rank 7 past the all-to-all whose data rank 4 never got,
+	 * its next step's send toward rank 4 read as this one's)
+	 */
+	if (p->op && !an_coll_op(p->op) && p->peer >= 0 && p->peer < c->nranks &&
+	    p2p_send_finished(c, r, p))
+		return true;
 	if (sp)
 		return sp->nsteps && sp->done >= sp->nsteps;
 	if (!p->op || p->peer < 0 || p->peer >= c->nranks)

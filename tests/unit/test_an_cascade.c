@@ -1149,9 +1149,13 @@ static void test_sender_cpu_in_cuda_sync(void)
  * for a send B has not reached.  Two receives whose senders show no side:
  * the first one taken named A.  The pair's counts say A's send left
  * (A's proxy finished 3 sends toward B, B 2 receives from A): lost at
- * B, who is named.
+ * B, who is named.  NEXT_SEND: A's next op is a send toward B instead,
+ * posted and not transmitted (random job 808: rank 4's network stalled,
+ * rank 7 past the all-to-all whose data rank 4 never got): that later
+ * send read as the other end of B's receive, a flow stuck at its sender,
+ * and named A; the counts say the same as before: B.
  */
-static void test_p2p_lost_by_counts(void)
+static void p2p_lost_by_counts(bool next_send)
 {
 	static const int g[2] = { 1, 2 };
 	const uint64_t pp = 0x74ull;
@@ -1181,9 +1185,16 @@ static void test_p2p_lost_by_counts(void)
 	 * runs ahead) while its GPU waits in the receive; A's finished send
 	 * is pruned
 	 */
-	sim_p2p(&s, pp, 0, 1, 1, 1024, true);
-	sim_p2p(&s, pp, 1, 0, 0, 1024, true);
-	flow_op(&s, pp, 0, 12, 1, AN_RECV, 1, 0, 0, 0);
+	if (next_send) {
+		/* both CPUs entered the next pair of calls */
+		sim_p2p(&s, pp, 0, 1, 0, 1024, true);
+		sim_p2p(&s, pp, 1, 0, 1, 1024, true);
+		flow_op(&s, pp, 0, 12, 1, AN_SEND, 1, 0, 0, 0);
+	} else {
+		sim_p2p(&s, pp, 0, 1, 1, 1024, true);
+		sim_p2p(&s, pp, 1, 0, 0, 1024, true);
+		flow_op(&s, pp, 0, 12, 1, AN_RECV, 1, 0, 0, 0);
+	}
 	sim_step(&s, 200000);
 	sim_tick(&s, 6);
 	v = sim_find_v(&s, pp, AN_V_NEW);
@@ -1191,6 +1202,16 @@ static void test_p2p_lost_by_counts(void)
 	CHECK(v && !strcmp(sim_culprits(v), "1"));
 	CHECK(v && strstr(v->text, "never arrived") != NULL);
 	sim_fini(&s);
+}
+
+static void test_p2p_lost_by_counts(void)
+{
+	p2p_lost_by_counts(false);
+}
+
+static void test_p2p_lost_next_send(void)
+{
+	p2p_lost_by_counts(true);
 }
 
 /*
@@ -1296,6 +1317,7 @@ int main(void)
 	test_sender_cpu_stuck();
 	test_sender_cpu_in_cuda_sync();
 	test_p2p_lost_by_counts();
+	test_p2p_lost_next_send();
 	test_common_sender();
 	test_weak_root_definite_in_tree();
 	return check_finish("test_an_cascade");
