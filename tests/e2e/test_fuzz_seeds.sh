@@ -150,5 +150,7 @@
 # Seed 702 (moe, 8 ranks, a GPU stalled, attached late: the GPUs that had
 # sent their part of the expert all-to-all were not placed in it, and the
 # world comm behind it named four ranks; test_an_attach
-# gpu_stall_behind_exchange) likewise.
+# gpu_stall_behind_exchange) and 808 (moe, 8 ranks, a network stalled:
+# the sender's next send read as the lost receive's other end;
+# test_an_cascade p2p_lost_next_send) likewise.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148
