@@ -221,10 +221,13 @@ static int cut_rank_evidence(const struct node *n)
 /*
  * Between nodes of the same rank above, a GPU not ready held in another
  * stalled comm (proxy data places GPUs of its ranks in that comm's op)
- * whose located rank's GPU is not placed in it (held_loose) comes after
- * one that is not such: the edge out of it was read from flows, an edge
- * into it ("a culprit waits there") was not, and its own claim rests on no
- * GPU seen in its op.
+ * that names its culprits too, whose located rank's GPU is not placed in
+ * it (held_loose), comes after one that is not such: the edge out of it
+ * was read from flows, an edge into it ("a culprit waits there") was not,
+ * and its own claim rests on no GPU seen in its op.  Not where the comm it
+ * is held in names others: that claim is no better (test_attach_late's
+ * gpustall-pytorch: the world comm, naming the stalled rank, held by a
+ * DP pair where a GPU waits for a peer stuck in the pipeline).
  */
 static int cut_rank(const struct node *n)
 {
@@ -590,6 +593,24 @@ static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 	return 1ull << p->gpu_comm->node;
 }
 
+/* every culprit process of C is a culprit of D too */
+static bool culprits_within(const struct an_comm *c, const struct an_comm *d)
+{
+	uint32_t i, k;
+
+	if (!c->st.ncul)
+		return false;
+	for (i = 0; i < c->st.ncul; i++) {
+		uint32_t p = c->r[c->st.cul[i]].proc;
+
+		for (k = 0; p && k < d->st.ncul && d->r[d->st.cul[k]].proc != p; k++)
+			;
+		if (!p || k == d->st.ncul)
+			return false;
+	}
+	return true;
+}
+
 /* the GPU of the rank at C's located flow is placed in C */
 static bool focus_in(const struct an *an, const struct an_comm *c,
 		     const struct an_status *st)
@@ -709,7 +730,8 @@ static void hold_edges(struct an *an, struct node *nodes, int nn)
 		if (m) {
 			nodes[i].edge = pick(nodes, m);
 			nodes[i].held = true;
-			nodes[i].held_loose = st->cls == AN_H3 && !focus_in(an, c, st);
+			nodes[i].held_loose = st->cls == AN_H3 && !focus_in(an, c, st) &&
+					      culprits_within(c, nodes[nodes[i].edge].c);
 			if (st->cls == AN_H1)
 				nodes[i].gpu_stuck = culprits_stuck_at(c, nodes[nodes[i].edge].c);
 		} else if (open && known) {

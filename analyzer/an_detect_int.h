@@ -17,7 +17,7 @@ struct node {
 	bool cand;		/* past its threshold */
 	bool closed;		/* its open ranks' GPUs all execute it */
 	bool held;		/* edge from the GPU hold graph */
-	bool held_loose;	/* ... and its located rank's GPU is not placed in it */
+	bool held_loose;	/* ... there its culprits are named too, its located rank's GPU not placed here */
 	bool gpu_stuck;		/* H1 held where the culprit's own GPU is the located cause */
 	bool lost;		/* waits: a rank's records were lost (an_lost.c) */
 	bool gpu_lost;		/* as a root it would: its GPU's holder may be lost */
