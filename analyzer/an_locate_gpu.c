@@ -144,6 +144,30 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
 	return tp && (!t || tp < t) ? tp : t;
 }
 
+/* what rank RK's unfinished subs of proxy op OP show of its GPU there */
+struct op_flows {
+	bool unsent;		/* a send waits for the GPU's data */
+	bool unconsumed;	/* a received step waits for the GPU */
+	bool starving;		/* a receive waits for a peer's data */
+};
+
+static struct op_flows op_flows(const struct an_rank *rk, uint64_t op)
+{
+	struct op_flows f = { false, false, false };
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		f.unsent |= p->dir == AN_SEND && p->posted > p->transmitted;
+		f.unconsumed |= p->dir == AN_RECV && p->received > p->done;
+		f.starving |= p->dir == AN_RECV && p->posted > p->received;
+	}
+	return f;
+}
+
 /*
  * Rank RK's GPU evidently executes proxy op OP: it produced and sent all it
  * could (no send waits for its data), consumed all that came (no received
@@ -152,21 +176,9 @@ static uint64_t first_incomplete_entry(const struct an_rank *rk)
  */
 static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
 {
-	bool starving = false;
-	uint32_t i;
+	struct op_flows f = op_flows(rk, op);
 
-	for (i = 0; i < rk->nsubs; i++) {
-		const struct an_progress *p = &rk->subs[i];
-
-		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
-			continue;
-		if (p->dir == AN_SEND && p->posted > p->transmitted)
-			return false;
-		if (p->dir == AN_RECV && p->received > p->done)
-			return false;
-		starving |= p->dir == AN_RECV && p->posted > p->received;
-	}
-	return starving;
+	return !f.unsent && !f.unconsumed && f.starving;
 }
 
 /*
@@ -181,23 +193,14 @@ static bool gpu_in_op(const struct an_rank *rk, uint64_t op)
  */
 static bool gpu_sent_in_op(const struct an_comm *c, int32_t r, uint64_t op)
 {
-	const struct an_rank *rk = &c->r[r];
-	bool starving = false;
+	struct op_flows f;
 	uint32_t i;
 	int32_t k;
 
 	if (!an_coll_op(op))
 		return false;
-	for (i = 0; i < rk->nsubs; i++) {
-		const struct an_progress *p = &rk->subs[i];
-
-		if (p->op != op || (p->nsteps && p->done >= p->nsteps))
-			continue;
-		if (p->dir == AN_SEND && p->posted > p->transmitted)
-			return false;
-		starving |= p->dir == AN_RECV && p->posted > p->received;
-	}
-	if (!starving)
+	f = op_flows(&c->r[r], op);
+	if (f.unsent || !f.starving)
 		return false;
 	for (k = 0; k < c->nranks; k++) {
 		const struct an_rank *o = &c->r[k];

@@ -311,29 +311,27 @@ static bool lost_at_receiver(struct an_comm *c, int32_t r,
 			     const struct an_progress *p, int64_t seq)
 {
 	const struct an_progress *sp = peer_sub(c, p, r, AN_SEND, seq);
+	bool known = p->op && p->peer >= 0 && p->peer < c->nranks;
 	const struct an_rank *pr;
 	uint32_t i;
 
 	if (p->dir != AN_RECV || p->posted <= p->received)
 		return false;
 	/*
-	 * The counts first: a send of the sender still open toward R is a
+	 * A p2p id says nothing about the sender's order: its counts may, and
+	 * they come first.  A send of the sender still open toward R is a
 	 * later op's where the sender finished more sends to R than R
 	 * finished receives from it (random job 808: rank 4's network
 	 * stalled, rank 7 past the all-to-all whose data rank 4 never got,
 	 * its next step's send toward rank 4 read as this one's)
 	 */
-	if (p->op && !an_coll_op(p->op) && p->peer >= 0 && p->peer < c->nranks &&
-	    p2p_send_finished(c, r, p))
+	if (known && !an_coll_op(p->op) && p2p_send_finished(c, r, p))
 		return true;
 	if (sp)
 		return sp->nsteps && sp->done >= sp->nsteps;
-	if (!p->op || p->peer < 0 || p->peer >= c->nranks)
-		return false;
+	if (!known || !an_coll_op(p->op))
+		return false;	/* a p2p op's counts said no above */
 	pr = &c->r[p->peer];
-	/* a p2p id says nothing about the sender's order: its counts may */
-	if (!an_coll_op(p->op))
-		return p2p_send_finished(c, r, p);
 	for (i = 0; i < pr->nsubs; i++)
 		if (an_coll_op(pr->subs[i].op) && pr->subs[i].op > p->op)
 			return true;
