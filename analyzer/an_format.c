@@ -307,7 +307,12 @@ int an_verdict_text(const struct an *an, const struct an_verdict *v,
 		const char *g = p ? p->label[AN_LABEL_RANK - 1] : "";
 		const char *gpu = p ? p->label[AN_LABEL_GPU - 1] : "";
 
-		json_printf(b, "%srank %d (%s%s%s%s pid %u%s%s)", i ? ", " : "", v->cul[i].rank,
+		/* rank -1: a process named by another comm (slow_unseen_evidence) */
+		if (v->cul[i].rank >= 0)
+			json_printf(b, "%srank %d", i ? ", " : "", v->cul[i].rank);
+		else
+			json_printf(b, "%sa rank of another comm", i ? ", " : "");
+		json_printf(b, " (%s%s%s%s pid %u%s%s)",
 			    g[0] ? "global rank " : "", g, g[0] ? ", " : "",
 			    an_host_name(an, v->cul[i].host), v->cul[i].pid,
 			    gpu[0] ? ", GPU " : "", gpu);

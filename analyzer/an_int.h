@@ -493,6 +493,12 @@ void an_sched_note(struct an_proc *p, const struct an_sched *s, uint64_t t_ns);
  * waiting for a CPU (0..1 about; NaN: no readings span the window)
  */
 double an_proc_run_wait(const struct an_proc *p, uint64_t t0, uint64_t t1);
+/*
+ * C runs over intra-node transports (one host by a rank's peer table and
+ * environment) and no proxy op was seen on any rank: no record shows when
+ * a GPU reached or left its ops
+ */
+bool an_comm_intra_node(const struct an_comm *c);
 /* has a rank of C process PROC (an->procs index + 1; 0: none has)? */
 bool an_comm_has_proc(const struct an_comm *c, uint32_t proc);
 const struct an_proc *an_proc_find(const struct an *an, uint32_t host, uint32_t pid);

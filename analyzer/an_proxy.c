@@ -465,8 +465,7 @@ void an_progress(struct an *an, const struct an_key *k,
 	}
 }
 
-/* intra-node by a rank's peer table and environment, and no proxy op seen on any */
-static bool intra_node_comm(const struct an_comm *c)
+bool an_comm_intra_node(const struct an_comm *c)
 {
 	bool one = false;
 	int32_t i;
@@ -530,7 +529,7 @@ void an_snapshot(struct an *an, const struct an_key *k,
 	 * intra-node transports (P2P, SHM) have no proxy ops, and an empty
 	 * look at such a comm says nothing of its GPUs.
 	 */
-	r->tierc = r->tierc || n || !c || !intra_node_comm(c);
+	r->tierc = r->tierc || n || !c || !an_comm_intra_node(c);
 	r->mem_open = open_subs(r);
 	/* a snapshot is a look, not progress: only the picture changes */
 	if (c)

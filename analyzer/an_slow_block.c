@@ -324,3 +324,90 @@ void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an
 	if (!s->blk_parts)
 		an_val_i(v, "block_rounds", s->blk_rounds);
 }
+
+/*
+ * A straggler's wait that no record shows.  C's sample names the rank whose
+ * GPU reaches C's ops last; where its process is also in an intra-node comm
+ * T (NVLink, P2P or SHM: no proxy steps, so no record says when a GPU left
+ * T's ops) and the CPUs run ahead, the rank may be late from its own work
+ * or from waiting in T for another of T's ranks: a slow GPU in a TP group
+ * of one node holds all of the group in T's op, and each then reaches its
+ * own cross-node comm last, in its own comm, after the same wait (random
+ * job 724: TP 4 per node x DP 4, global rank 4 computing 6x slower, the DP
+ * comms of global 1,5,9,13 and 0,4,8,12 naming ranks 5 and 4, each its GPU
+ * last in 95-97% of 22 rounds by 12.3 ms).  Where T's rounds have known
+ * starts its own detectors name its straggler, and C is a cascade of it.
+ */
+uint64_t slow_unseen_holder(const struct an *an, const struct an_comm *c, int32_t crank)
+{
+	const struct an_proc *p;
+	struct hkey key;
+	size_t it;
+	void *v;
+
+	if (crank < 0 || crank >= c->nranks || !c->slow ||
+	    !(p = an_proc_of(an, &c->r[crank])))
+		return 0;
+	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
+		const struct an_comm *t = v;
+		const struct an_rank *tr = NULL;
+		const struct an_sig *sg;
+		int32_t k;
+
+		if (t == c || t->nranks < 2 || !t->slow || !slow_runahead(t->slow) ||
+		    !an_comm_intra_node(t))
+			continue;
+		for (k = 0; k < t->nranks && !tr; k++)
+			if (an_proc_of(an, &t->r[k]) == p)
+				tr = &t->r[k];
+		if (!tr || tr->entered < 0)
+			continue;
+		/* it calls T between C's sampled rounds: T's ops are on its way */
+		sg = &tr->hist[(uint64_t)tr->entered % AN_HIST];
+		if (sg->seq == tr->entered && sg->t_enter >= c->slow->arr_t0)
+			return t->hash;
+	}
+	return 0;
+}
+
+void slow_unseen_evidence(struct an *an, struct an_comm *c, struct an_verdict *v,
+			  uint64_t holder)
+{
+	const struct an_comm *t = an_comm_get(an, holder, 0, false);
+	char hex[24];
+	int32_t k;
+
+	if (!t)
+		return;
+	an_text(v, "; but its process is also in comm %016" PRIx64 " (%d ranks on one"
+		" node, over intra-node transports: no record shows when a GPU leaves"
+		" its ops), which it calls between these rounds: its GPU may have waited"
+		" there for another of its ranks, which then reaches its own ops last"
+		" alike; one of comm %016" PRIx64 "'s ranks is the straggler"
+		" (computation, S1), which one is undetermined", holder, t->nranks,
+		holder);
+	/* T's other ranks, by process: rank -1 where one is not a rank of C */
+	for (k = 0; k < t->nranks && v->ncul < AN_MAX_CULPRITS; k++) {
+		const struct an_proc *p = an_proc_of(an, &t->r[k]);
+		bool have = false;
+		uint32_t i;
+
+		if (!p)
+			continue;
+		for (i = 0; i < v->ncul; i++)
+			have |= v->cul[i].host == p->host && v->cul[i].pid == p->pid;
+		if (have)
+			continue;
+		v->cul[v->ncul].rank = member_of(an, c, t, k);
+		v->cul[v->ncul].host = p->host;
+		v->cul[v->ncul].pid = p->pid;
+		v->ncul++;
+	}
+	v->ncul_total = v->ncul;
+	/* a later incident naming one of them is a cascade of this one (slow_root_of) */
+	c->slow->root_unseen = holder;
+	snprintf(hex, sizeof(hex), "%016" PRIx64, holder);
+	an_val_i(v, "undetermined", 1);
+	an_val_s(v, "unseen_holder", hex);
+	an_val_i(v, "unseen_holder_ranks", t->nranks);
+}

@@ -87,10 +87,14 @@ bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *
 	return true;
 }
 
-/* a comm whose open incident names the same culprit process, else NULL */
+/*
+ * a comm whose open incident names the same culprit process, or names any
+ * rank of an intra-node comm holding it (root_unseen), else NULL
+ */
 const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32_t rank)
 {
 	const struct an_proc *mine = an_proc_of(an, &c->r[rank]);
+	const struct an_comm *h;
 	struct hkey key;
 	size_t it;
 	void *v;
@@ -104,6 +108,10 @@ const struct an_comm *slow_root_of(struct an *an, const struct an_comm *c, int32
 		    o->slow_cascade)
 			continue;
 		if (an_proc_of(an, &o->r[o->slow->root_cul]) == mine)
+			return o;
+		/* a straggler named as any rank of an intra-node comm, this one's too */
+		if (o->slow->root_unseen && (h = an_comm_get(an, o->slow->root_unseen, 0, false)) &&
+		    an_comm_has_proc(h, c->r[rank].proc))
 			return o;
 	}
 	return NULL;
@@ -411,7 +419,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 	int32_t tcp_rank, net_rank;
 	bool tcp_reclass;
 	bool gdev = false;
-	uint64_t held;
+	uint64_t held, unseen;
 	/* the sampled arrivals' culprit's share of the wait and mean lead */
 	double arr_share = 0, arr_lead = NAN;
 	bool own_p2p = false;
@@ -483,6 +491,7 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 		c->slow->active = true;
 		c->slow->cls = v->cls;
 		c->slow->root_cul = v->ncul ? v->cul[0].rank : -1;
+		c->slow->root_unseen = 0;
 		root = v->ncul ? slow_root_of(an, c, v->cul[0].rank) : NULL;
 		if (arrived && !p2p)
 			slow_arrival_culprit(c, &arr_share, &arr_lead, NULL);
@@ -548,6 +557,8 @@ void slow_emit(struct an *an, struct an_comm *c, const struct slow_round *rd,
 			}
 			if (own_p2p)
 				an_val_i(v, "late_in_own_p2p", 1);
+			if (!held && !root && (unseen = slow_unseen_holder(an, c, s1_rank)))
+				slow_unseen_evidence(an, c, v, unseen);
 			slow_part_evidence(c, v);
 		} else if (cls != SL_S2 && s1_rank >= 0) {
 			an_text(v, "; rank %d arrives last (shortest duration %.1f ms,"

@@ -158,6 +158,7 @@ static void chain_open(struct an *an, struct an_comm *h, const struct an_comm *c
 	h->slow->active = true;
 	h->slow->cls = AN_S1;
 	h->slow->root_cul = hk;
+	h->slow->root_unseen = 0;
 	h->slow->chain_of = c->hash;
 	h->slow->chain_onset = v->onset_ns;
 	h->slow->chain_host = v->clock_host;

@@ -114,6 +114,7 @@ struct an_slow {
 	int64_t next;		/* the next round for the detector, -1 none yet */
 	bool active;		/* an incident is open */
 	int32_t root_cul;	/* its culprit rank */
+	uint64_t root_unseen;	/* ... or any rank of this comm (slow_unseen_evidence) */
 	enum an_class cls;	/* its class */
 	double *dur_hooked;	/* [nranks] scratch: a hooked round's durations */
 	uint64_t *holder;	/* [nranks] the comm whose op held the rank's GPU
@@ -670,6 +671,15 @@ void slow_part_done(struct an_slow *s);
  * Their number, else 0.
  */
 uint32_t slow_parts_block(const struct an_comm *c, double extra_ns, double *lead);
+/*
+ * The comm whose ops may have held rank CRANK of C unseen: an intra-node
+ * comm of 2 ranks or more holding its process, its rounds' starts unknown
+ * (the CPUs run ahead), called by it since C's sample began; 0 none
+ */
+uint64_t slow_unseen_holder(const struct an *an, const struct an_comm *c, int32_t crank);
+/* V's straggler or any rank of HOLDER (slow_unseen_holder): culprits, words, values */
+void slow_unseen_evidence(struct an *an, struct an_comm *c, struct an_verdict *v,
+			  uint64_t holder);
 /* the block as V's culprits, words and values (s->blk_lead its lead) */
 void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an_verdict *v,
 			 double secs);

@@ -387,6 +387,7 @@ struct an_verdict *slow_nohist_frame(struct an *an, struct an_comm *c,
 		c->slow->cls = cls;
 		c->slow->active = true;
 		c->slow->root_cul = rank;
+		c->slow->root_unseen = 0;
 		c->slow_cascade = *root != NULL || held;
 		if (!c->slow_cascade)
 			c->slow_seq = rd->seq;
@@ -1119,6 +1120,7 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 	double secs = v->clock_host == s->samp_host && v->detected_ns > s->samp_t0 &&
 		      v->detected_ns - s->samp_t0 <= 2 * SAMPLE_MAX_NS ?
 		      (double)(v->detected_ns - s->samp_t0) / 1e9 : SAMPLE_NS / 1e9;
+	uint64_t unseen;
 
 	if (cls == AN_S1 && s->blk_n) {
 		slow_block_evidence(an, c, v, secs);
@@ -1181,6 +1183,9 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 	}
 	if (root) {
 		an_text(v, "; a cascade: the same rank slows a comm already reported");
+	} else if (cls == AN_S1 && v->cls == AN_S1 && !s->arr_held_by &&
+		   (unseen = slow_unseen_holder(an, c, rank))) {
+		slow_unseen_evidence(an, c, v, unseen);
 	} else if (cls == AN_S1 && v->cls != AN_S2 && s->arr_held_by) {
 		/* its GPU came late from an op of another comm that ended late */
 		const struct an_comm *h;

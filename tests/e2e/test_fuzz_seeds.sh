@@ -153,4 +153,9 @@
 # gpu_stall_behind_exchange) and 808 (moe, 8 ranks, a network stalled:
 # the sender's next send read as the lost receive's other end;
 # test_an_cascade p2p_lost_next_send) likewise.
+# Seeds 724 and 855 (pytorch, 16 and 8 ranks, TP 4 on hosts of 4: a rank
+# computing 5-6x slower; each DP comm's sample found its own TP rank's GPU
+# last, and the first verdict named a TP peer of the straggler; now the
+# TP group, undetermined: no record shows which GPU the intra-node TP op
+# waited for; test_an_chain unseen_intranode_wait) likewise.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148

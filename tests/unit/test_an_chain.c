@@ -997,6 +997,83 @@ static void test_survey_gpu_shared(void)
 	survey_gpu(true);
 }
 
+/*
+ * TP as an intra-node comm (NVLink: no proxy steps, so no record shows when
+ * a GPU left its ops), its CPUs running ahead, called by global 2 during
+ * DP's sample: DP's straggler (global 2) may have waited there for global
+ * 3, which would reach its own DP comm last alike (random job 724: TP 4 per
+ * node, the DP comms naming ranks 5 and 4 for rank 4's slow GPU).  The
+ * verdict names TP's ranks, undetermined; not where TP's ops are seen, its
+ * starts known, or its latest call came before DP's sample.
+ */
+static void unseen_tp(struct job *j, bool intra, bool runahead, uint64_t call_ago_ms)
+{
+	struct an_rank *r = &j->tp->r[0];
+	int k;
+
+	for (k = 0; k < 2; k++)
+		j->tp->r[k].intra_node = intra;
+	j->tps.njudged = 64;
+	j->tps.exact_bits = runahead ? 0 : ~0ull;
+	j->dps.arr_t0 = j->t - 600 * MS;
+	r->entered = 808;
+	r->hist[808 % AN_HIST].seq = 808;
+	r->hist[808 % AN_HIST].t_enter = j->t - call_ago_ms * MS;
+}
+
+static void test_unseen_intranode_wait(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	unseen_tp(&j, true, true, 20);
+	CHECK(slow_unseen_holder(j.s.an, j.dp, 1) == TP);
+	/* DP's rank 0 (global 0) is in no intra-node comm */
+	CHECK(slow_unseen_holder(j.s.an, j.dp, 0) == 0);
+	/* the verdict of DP's sample: global 2 and 3, undetermined */
+	dp_cascade(&j, &v);
+	v.role = AN_ROOT;
+	slow_sampled_cause(j.s.an, j.dp, &v, AN_S1, 1, 0.97, 12.3 * MS, NULL);
+	CHECK_INT(v.ncul, 2);
+	CHECK_INT(v.cul[0].pid, 102);
+	CHECK_INT(v.cul[1].pid, 103);
+	CHECK_INT(v.cul[1].rank, -1);	/* not a rank of DP */
+	CHECK(sim_val(&v, "undetermined") && sim_val(&v, "undetermined")->i == 1);
+	CHECK(strstr(v.text, "which one is undetermined") != NULL);
+	CHECK_INT(v.role, AN_ROOT);
+	/* its incident open: another comm's straggler in TP is a cascade of it */
+	j.dps.active = true;
+	j.dps.root_cul = 1;
+	{
+		struct an_comm *w = an_comm_get(j.s.an, W, 0, false);
+
+		CHECK(w && slow_root_of(j.s.an, w, 3) == j.dp);
+		CHECK(w && slow_root_of(j.s.an, w, 0) == NULL);
+	}
+	job_fini(&j);
+
+	job_init(&j);
+	unseen_tp(&j, false, true, 20);
+	CHECK(slow_unseen_holder(j.s.an, j.dp, 1) == 0);
+	dp_cascade(&j, &v);
+	v.role = AN_ROOT;
+	slow_sampled_cause(j.s.an, j.dp, &v, AN_S1, 1, 0.97, 12.3 * MS, NULL);
+	CHECK_INT(v.ncul, 1);
+	CHECK(!sim_val(&v, "undetermined"));
+	job_fini(&j);
+
+	job_init(&j);
+	unseen_tp(&j, true, false, 20);
+	CHECK(slow_unseen_holder(j.s.an, j.dp, 1) == 0);
+	job_fini(&j);
+
+	job_init(&j);
+	unseen_tp(&j, true, true, 700);
+	CHECK(slow_unseen_holder(j.s.an, j.dp, 1) == 0);
+	job_fini(&j);
+}
+
 int main(void)
 {
 	test_root_found();
@@ -1025,5 +1102,6 @@ int main(void)
 	test_survey_parts_link();
 	test_survey_parts_burst();
 	test_survey_parts_none();
+	test_unseen_intranode_wait();
 	return check_finish("test_an_chain");
 }
