@@ -780,6 +780,17 @@ static void p2p_past_yields(struct node *nodes, int nn)
 	}
 }
 
+/* does C's located status name a culprit rank of process PROC? */
+static bool names_proc(const struct an_comm *c, uint32_t proc)
+{
+	uint32_t k;
+
+	for (k = 0; proc && k < c->st.ncul; k++)
+		if (c->st.cul[k] >= 0 && c->st.cul[k] < c->nranks && c->r[c->st.cul[k]].proc == proc)
+			return true;
+	return false;
+}
+
 /*
  * A skipped op found by the counts (an_locate_spmd.c) is where the hang
  * began: such a node waits for no other kind of node, and every other
@@ -797,12 +808,31 @@ static void spmd_roots(struct node *nodes, int nn)
 			nodes[j].edge = -1;
 	for (j = 0; j < nn; j++) {
 		const struct an_status *sj = &nodes[j].c->st;
+		uint32_t proc;
 
 		if (!sj->spmd || nodes[j].edge >= 0 || !sj->ncul)
 			continue;
+		proc = nodes[j].c->r[sj->cul[0]].proc;
+		/*
+		 * ... but a mismatch naming its rank is the cause: a rank whose
+		 * call differs (a Reduce for the others' AllReduce) may finish
+		 * it and run on, and its counts then read as a skip (random
+		 * jobs 838, 898: an op type mismatch on the world, attached
+		 * late, its DP comm's counts a step ahead)
+		 */
 		for (i = 0; i < nn; i++)
-			if (i != j && nodes[i].edge < 0 && !nodes[i].c->st.spmd &&
-			    an_comm_has_proc(nodes[i].c, nodes[j].c->r[sj->cul[0]].proc))
+			if (i != j && nodes[i].edge < 0 && nodes[i].c->st.cls == AN_H2 &&
+			    names_proc(nodes[i].c, proc))
+				break;
+		if (i < nn) {
+			nodes[j].edge = i;
+			continue;
+		}
+		/* another skip found naming the same rank (its TP and DP comms) is one too */
+		for (i = 0; i < nn; i++)
+			if (i != j && nodes[i].edge < 0 &&
+			    (nodes[i].c->st.spmd ? names_proc(nodes[i].c, proc) :
+			     an_comm_has_proc(nodes[i].c, proc)))
 				nodes[i].edge = j;
 		return;
 	}

@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "an_locate_int.h"
 #include <linux/types.h>
 #include "ccld.h"
@@ -279,15 +280,25 @@ static int64_t role_count(const struct an *an, const struct an_comm *c, int64_t 
  * once in 11 runs here: world 173 against 172, its DP comm 174 against
  * 172; the DP comm's H1 named rank 0 there).
  */
-static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status *st)
-{
-	const struct an_comm *o = NULL;
-	int64_t most = -1, least = INT64_MAX, mine = -1, theirs;
-	uint32_t nmost = 0, nleast = 0, nknown = 0, same, ahead;
-	int32_t i, x = -1;
-	bool past;
-	char buf[LOC_PROC_WORDS_MAX], others[64];
+/* what skipped_call_find found: rank X's count MINE where the others' is THEIRS */
+struct skip_found {
+	int32_t x;
+	int64_t mine, theirs;
+	uint32_t nknown, same, ahead;
+	bool past;			/* it launched more: its CPU ran past the host sync */
+	const struct an_comm *o;	/* a comm where it launched as many as its peers */
+};
 
+static bool skipped_call_find(const struct an *an, const struct an_comm *c,
+			      const struct an_status *st, struct skip_found *f)
+{
+	int64_t most = -1, least = INT64_MAX;
+	uint32_t nmost = 0, nleast = 0;
+	int32_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->x = -1;
+	f->mine = -1;
 	for (i = 0; i < c->nranks; i++) {
 		int64_t n = mem_launched(&c->r[i]);
 
@@ -295,7 +306,7 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 			continue;
 		if (n < 0 || proc_down(an, &c->r[i]))
 			return false;	/* counts not all from memory, or a rank cannot run */
-		nknown++;
+		f->nknown++;
 		if (n > most) {
 			most = n;
 			nmost = 0;
@@ -307,69 +318,132 @@ static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status 
 		}
 		nleast += n == least;
 	}
-	if (nknown < 2 || most == least)
+	if (f->nknown < 2 || most == least)
 		return false;
-	if (nknown == 2) {
+	if (f->nknown == 2) {
 		/* which of two is off: the comms of their role say */
-		if ((theirs = role_count(an, c, least, most)) < 0)
+		if ((f->theirs = role_count(an, c, least, most)) < 0)
 			return false;
-		past = theirs == least;
+		f->past = f->theirs == least;
 	} else {
 		/* one rank short of the others (its CPU stopped where theirs did), or past them */
-		past = nleast == nknown - 1;
-		if (nmost != nknown - 1 && !past)
+		f->past = nleast == f->nknown - 1;
+		if (nmost != f->nknown - 1 && !f->past)
 			return false;
-		theirs = past ? least : most;
+		f->theirs = f->past ? least : most;
 	}
 	for (i = 0; i < c->nranks; i++)
-		if (live(&c->r[i]) && mem_launched(&c->r[i]) != theirs) {
-			x = i;
-			mine = mem_launched(&c->r[i]);
+		if (live(&c->r[i]) && mem_launched(&c->r[i]) != f->theirs) {
+			f->x = i;
+			f->mine = mem_launched(&c->r[i]);
 		}
 	/* it launched the stuck round: else H1 "never entered" named it */
-	if (x < 0 || mine <= st->seq ||
-	    other_comms_behind(an, c, c->r[x].proc, &same, &ahead, &o) ||
-	    (past ? !same && !ahead : ahead || !same))
-		return false;
+	return f->x >= 0 && f->mine > st->seq &&
+	       !other_comms_behind(an, c, c->r[f->x].proc, &f->same, &f->ahead, &f->o) &&
+	       (f->past ? f->same || f->ahead : !f->ahead && f->same);
+}
+
+/*
+ * F's rank as an H1.  ALONE: the others never entered the round it waits
+ * in (their GPUs are in another comm's op, their CPUs in a CUDA sync)
+ */
+static void skipped_call_verdict(struct an *an, struct an_comm *c, struct an_status *st,
+				 const struct skip_found *f, bool alone)
+{
+	char buf[LOC_PROC_WORDS_MAX], others[64];
+	int32_t i;
+
 	st->cls = AN_H1;
-	st->nwait = 0;
+	st->ncul = st->nwait = 0;
 	for (i = 0; i < c->nranks; i++)
-		if (live(&c->r[i]) && i != x)
+		if (live(&c->r[i]) && i != f->x)
 			add_wait(an, st, i);
-	add_cul(an, st, x);
+	add_cul(an, st, f->x);
 	loc_rank_list(st, st->cul, st->ncul);
-	if (nknown == 2)
+	if (f->nknown == 2)
 		snprintf(others, sizeof(others), "its peer, like each rank of the comms of"
 			 " its size,");
 	else
-		snprintf(others, sizeof(others), "the %u other ranks", nknown - 1);
-	if (past) {
+		snprintf(others, sizeof(others), "the %u other ranks", f->nknown - 1);
+	if (f->past) {
 		an_text(st, " launched %" PRId64 " of comm %016" PRIx64 "'s collectives"
 			" where %s launched %" PRId64 ", and on comm %016"
 			PRIx64 "%s at least as many as its peers (NCCL's counts, read from"
 			" memory): its CPU ran past the host sync theirs stopped at, so its"
 			" calls no longer pair with theirs: it left a call out, its later"
-			" calls pair with their earlier ones, and they wait in %s seq %"
-			PRId64 " (%s)", mine, c->hash, others, theirs, o->hash,
-			same + ahead > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
-			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
+			" calls pair with their earlier ones, and ", f->mine, c->hash, others,
+			f->theirs, f->o->hash, f->same + f->ahead > 1 ? " and others" : "");
+		if (alone)
+			an_text(st, "its GPU waits in %s seq %" PRId64 ", which they never"
+				" entered: their CPUs wait for their GPUs at that sync, in"
+				" another comm's op (%s)", an_fn_name(st->fn), st->seq,
+				loc_proc_words(an, &c->r[f->x], buf, sizeof(buf)));
+		else
+			an_text(st, "they wait in %s seq %" PRId64 " (%s)", an_fn_name(st->fn),
+				st->seq, loc_proc_words(an, &c->r[f->x], buf, sizeof(buf)));
 	} else {
 		an_text(st, " left out %" PRId64 " call%s of this comm: it launched %" PRId64
 			" of comm %016" PRIx64 "'s collectives where %s"
 			" launched %" PRId64 ", while on comm %016" PRIx64 "%s it launched"
 			" as many as its peers (NCCL's counts, read from memory), so its"
 			" CPU stopped where theirs did; its later calls pair with their"
-			" earlier ones, and they wait in %s seq %" PRId64 " (%s)", most - mine,
-			most - mine == 1 ? "" : "s", mine, c->hash, others, most,
-			o->hash, same > 1 ? " and others" : "", an_fn_name(st->fn), st->seq,
-			loc_proc_words(an, &c->r[x], buf, sizeof(buf)));
+			" earlier ones, and they wait in %s seq %" PRId64 " (%s)",
+			f->theirs - f->mine, f->theirs - f->mine == 1 ? "" : "s", f->mine,
+			c->hash, others, f->theirs, f->o->hash, f->same > 1 ? " and others" : "",
+			an_fn_name(st->fn), st->seq,
+			loc_proc_words(an, &c->r[f->x], buf, sizeof(buf)));
 	}
 	an_val_i(st, "nranks", c->nranks);
 	/* how many more it launched, or how many calls it left out */
-	an_val_i(st, past ? "launched_past" : "skipped", past ? mine - theirs : most - mine);
-	an_val_i(st, "culprit_seq", mine - 1);
+	an_val_i(st, f->past ? "launched_past" : "skipped",
+		 f->past ? f->mine - f->theirs : f->theirs - f->mine);
+	an_val_i(st, "culprit_seq", f->mine - 1);
 	an_val_s(st, "source", "memory");
-	loc_thread_vals(an, &c->r[x], st);
+	loc_thread_vals(an, &c->r[f->x], st);
+}
+
+static bool loc_skipped_call(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct skip_found f;
+
+	if (!skipped_call_find(an, c, st, &f))
+		return false;
+	skipped_call_verdict(an, c, st, &f, false);
+	return true;
+}
+
+/*
+ * The same CPU past the host sync, where the others never entered the
+ * round it waits in: its skipped op was another comm's (the world's loss
+ * all-reduce), so on that comm it launched as many as they did, and on
+ * this one a step more.  Read round by round it is the one rank that
+ * entered, and the H1 "never entered" named the others, whose CPUs wait
+ * for their GPUs at the step's host sync, in the op of the comm it
+ * skipped (random job 888: PyTorch, 16 ranks, PP 4 x DP 4, attached late:
+ * rank 9 launched 290 of its DP comm's collectives, its 3 peers 288, all
+ * 144 of the world's; random job 894 alike with a TP comm of 4).  Only
+ * where it is the one rank in the round and each rank named never entered
+ * is in a CUDA synchronize: a CPU stopped in its own code is an H1 itself.
+ */
+static bool ran_past_alone(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	struct skip_found f;
+	uint32_t i;
+
+	if (st->nwait != 1)
+		return false;
+	for (i = 0; i < st->ncul; i++) {
+		const struct an_proc *p = an_proc_of(an, &c->r[st->cul[i]]);
+
+		if (!p || p->state != AN_PROC_RUNNING || !p->main_thread.cuda_sync)
+			return false;
+	}
+	if (!skipped_call_find(an, c, st, &f) || !f.past || f.x != st->wait[0])
+		return false;
+	skipped_call_verdict(an, c, st, &f, true);
+	/* where the hang began: the comms holding it are its cascades (spmd_roots) */
+	st->spmd = true;
+	st->spmd_skipped = f.o->hash;
 	return true;
 }
 
@@ -487,6 +561,8 @@ void loc_coll(struct an *an, struct an_comm *c, struct an_status *st)
 	if (!st->ncul)
 		st->barrier = false;
 
+	if (st->ncul && mem && ran_past_alone(an, c, st))
+		return;
 	if (st->ncul) {
 		struct an_rank *r = &c->r[st->cul[0]];
 

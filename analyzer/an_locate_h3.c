@@ -465,9 +465,10 @@ static bool op_unreached(const struct an_rank *rk, uint64_t op)
 }
 
 /*
- * An open collective op of RK (read from memory) into which rank Q's data
- * has arrived while RK's GPU has not reached it: Q's GPU has.  Its id, 0
- * if none.
+ * An open collective op of RK into which rank Q's data has arrived while
+ * RK's GPU has not reached it: Q's GPU has.  Its id, 0 if none.  Read from
+ * memory or seen live alike: a posted receive takes data whatever its GPU
+ * does (random job 878, attached before the skip, live records only).
  */
 static uint64_t coll_data_from(const struct an_rank *rk, int32_t q)
 {
@@ -476,7 +477,7 @@ static uint64_t coll_data_from(const struct an_rank *rk, int32_t q)
 	for (i = 0; i < rk->nsubs; i++) {
 		const struct an_progress *s = &rk->subs[i];
 
-		if (s->op && an_coll_op(s->op) && s->from_mem && s->dir == AN_RECV &&
+		if (s->op && an_coll_op(s->op) && s->dir == AN_RECV &&
 		    s->peer == q && s->received && sub_open(s) && op_unreached(rk, s->op))
 			return s->op;
 	}
@@ -515,7 +516,8 @@ static bool gpu_claimed_elsewhere(const struct an *an, const struct an_comm *c,
  * belongs, and a posted receive takes data whatever its GPU does.
  * (Random job 185: rank 3 left its pipeline send to rank 7 out, rank 7's
  * GPU waits in that group's receive, rank 3's data of the loss all-reduce
- * after it came.)  A GPU truly held in the
+ * after it came, attached late; random job 878 alike, its records seen
+ * live: P need not have been read from memory.)  A GPU truly held in the
  * intra-node op before P shows the same flows only where P has no send
  * of its own; its comparable ranks then show the same, each toward its own
  * sender: loc_t4 takes this only where every such rank names one sender.
@@ -526,7 +528,7 @@ static bool p2p_crossing_unplaced(const struct an *an, struct an_comm *c, int32_
 	const struct an_rank *rk = &c->r[r];
 	uint64_t at;
 
-	return an_ops_executing(rk, &at) == 1 && at == p->op && p->from_mem &&
+	return an_ops_executing(rk, &at) == 1 && at == p->op &&
 	       coll_data_from(rk, p->peer) && !gpu_claimed_elsewhere(an, c, rk);
 }
 

@@ -158,4 +158,12 @@
 # last, and the first verdict named a TP peer of the straggler; now the
 # TP group, undetermined: no record shows which GPU the intra-node TP op
 # waited for; test_an_chain unseen_intranode_wait) likewise.
+# Seeds 888 and 894 (pytorch and plain, 16 ranks, attached late: a rank
+# left a step's world loss all-reduce out and ran into the next step's DP
+# or TP ops, where its peers, waiting for their GPUs at the step's host
+# sync, "never entered": they were named H1; test_an_attach
+# ran_past_alone) likewise.  Seed 878 (moe, 8 ranks, PP 2 x DP 4 on hosts
+# of 4, a pipeline send left out, traced from mid run: the crossing of the
+# two streams' orders was read from memory records only; test_an_attach
+# send_never_posted NS_SKIP_LIVE) likewise.
 CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148

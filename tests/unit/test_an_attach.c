@@ -628,6 +628,116 @@ static void test_skip_in_pair_from_counts(void)
 	skip_pair_case(false);
 }
 
+#define E0 0x00000000000e0011ull	/* the DP comms of random job 888, in small */
+#define E1 0x00000000000e0012ull
+
+/*
+ * Random job 888 (PyTorch, 16 ranks, PP 4 x DP 4, attached late), in
+ * small: W of 8 ranks, DP comms E0 {0-3} and E1 {4-7}.  Rank 1 left W's
+ * loss all-reduce of a step out and its CPU ran on into the next step: it
+ * launched 290 of E0's collectives where ranks 0, 2 and 3 launched 288
+ * (E1's ranks 288 too), and 144 of W's like every rank.  Its GPU waits in
+ * E0 seq 288 for peers that never entered it: their CPUs wait for their
+ * GPUs in cudaEventSynchronize, their GPUs in W seq 143, which waits for
+ * rank 1.  H1 naming rank 1 (before: H1 naming ranks 0, 2 and 3, "never
+ * entered").  CPU_STUCK: ranks 0, 2 and 3 stopped in their own code (no
+ * CUDA sync): the H1 names them, as before.  MISMATCH: rank 1's W op is
+ * another type (a Reduce for the others' AllReduce: it finishes its part
+ * and runs on, random jobs 838 and 898): the H2 on W is the root, E0's H1
+ * its cascade.
+ */
+enum ran_past { RP_SKIP, RP_CPU_STUCK, RP_MISMATCH };
+
+static void ran_past_alone_case(enum ran_past mode)
+{
+	bool cpu_stuck = mode == RP_CPU_STUCK;
+	static const int g0[4] = { 0, 1, 2, 3 }, g1[4] = { 4, 5, 6, 7 };
+	struct an_progress p[16];
+	const struct an_verdict *v;
+	struct an_comm *w;
+	struct sim s;
+	int r, q, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 8, NULL);
+	sim_comm(&s, E0, 4, g0);
+	sim_comm(&s, E1, 4, g1);
+	for (r = 0; r < 8; r++) {
+		sim_launched(&s, W, r, 144);
+		sim_launched(&s, r < 4 ? E0 : E1, r % 4, r == 1 ? 290 : 288);
+	}
+	/* W seq 143: rank 1's sends wait for its GPU, the others' receives from it starve */
+	for (r = 0; r < 8; r++) {
+		for (n = 0, q = 0; q < 8; q++) {
+			if (q == r)
+				continue;
+			if (r == 1)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 143);
+			p[n++] = q == 1 ? sub(q, AN_RECV, 4, 0, 0, 0, 143) :
+					  sub(q, AN_RECV, 4, 4, 4, 0, 143);
+		}
+		if (mode == RP_MISMATCH && r == 1)
+			for (q = 0; q < n; q++)
+				p[q].coll = 1;	/* ncclFuncReduce */
+		snap(&s, W, r, p, (size_t)n);
+	}
+	/* E0: rank 1's GPU in seq 288, toward peers that never entered it */
+	for (r = 0; r < 4; r++) {
+		n = 0;
+		if (r == 1)
+			for (q = 0; q < 4; q++)
+				if (q != 1) {
+					p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 288);
+					p[n++] = sub(q, AN_RECV, 4, 0, 0, 0, 288);
+				}
+		snap(&s, E0, r, p, (size_t)n);
+		snap(&s, E1, r, NULL, 0);
+	}
+	w = an_comm_get(s.an, W, 0, false);
+	for (r = 0; w && r < 8; r++) {
+		struct an_proc *pr = w->r[r].proc ? &s.an->procs[w->r[r].proc - 1] : NULL;
+
+		CHECK(pr != NULL);
+		if (pr && (!cpu_stuck || r == 1 || r >= 4))
+			pr->main_thread.cuda_sync = CCLD_FN_CUDA_EVENT_SYNC;
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, E0, AN_V_NEW);
+	CHECK(v != NULL);
+	if (v && mode == RP_MISMATCH) {
+		const struct an_verdict *vw = sim_find_v(&s, W, AN_V_NEW);
+
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK_INT(v->role, AN_CASCADE);
+		CHECK(vw != NULL);
+		if (vw) {
+			CHECK_INT(vw->cls, AN_H2);
+			CHECK_INT(vw->role, AN_ROOT);
+			CHECK_STR(sim_culprits(vw), "1");
+		}
+	} else if (v && !cpu_stuck) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_INT(v->role, AN_ROOT);
+		CHECK_STR(sim_culprits(v), "1");
+		CHECK(strstr(v->text, "its CPU ran past the host sync") != NULL);
+		CHECK(strstr(v->text, "which they never entered") != NULL);
+		CHECK_INT(sim_val_i(v, "launched_past"), 2);
+		CHECK_STR(sim_val_s(v, "source"), "memory");
+	} else if (v) {
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_STR(sim_culprits(v), "0,2,3");
+	}
+	sim_fini(&s);
+}
+
+static void test_ran_past_alone(void)
+{
+	ran_past_alone_case(RP_SKIP);
+	ran_past_alone_case(RP_CPU_STUCK);
+	ran_past_alone_case(RP_MISMATCH);
+}
+
 /*
  * Random job 185, attached late: W is the world comm of a 2-stage
  * pipeline, ranks 0,1 the first stage, 2,3 the second; every rank launched
@@ -643,15 +753,20 @@ static void test_skip_in_pair_from_counts(void)
  * for it, as the other ranks' do): nobody is named H1.  NS_TWO: both
  * second-stage ranks show such a receive, each from its own sender (a
  * later group whose sends the snapshot does not show, behind an intra-node
- * op): no H1 either.
+ * op): no H1 either.  NS_SKIP_LIVE: NS_SKIP_INTRA where the proxy's
+ * records came live (step hooks, attached before the skip) rather than
+ * from a look at memory: the same flows, the same H1 (random job 878:
+ * moe, PP 2 x DP 4 on hosts of 4, rank 4 left its send to rank 0 out,
+ * attached mid run; the intra-node DP comm's H3 naming ranks 0-3 was the
+ * root before).
  */
-enum never_sent { NS_SKIP, NS_SKIP_INTRA, NS_STALL, NS_TWO };
+enum never_sent { NS_SKIP, NS_SKIP_INTRA, NS_SKIP_LIVE, NS_STALL, NS_TWO };
 
 static void never_sent_case(enum never_sent mode)
 {
 	const uint64_t D = 0x00000000000f0001ull;
 	static const int gd[2] = { 2, 3 };
-	bool skip = mode == NS_SKIP || mode == NS_SKIP_INTRA;
+	bool skip = mode == NS_SKIP || mode == NS_SKIP_INTRA || mode == NS_SKIP_LIVE;
 	struct sim s;
 	const struct an_verdict *v;
 	struct an_progress p[8];
@@ -690,7 +805,15 @@ static void never_sent_case(enum never_sent mode)
 			p[n] = sub(peer, AN_RECV, 4, 0, 0, 0, 0);
 			p[n++].op = 0x40;
 		}
-		snap(&s, W, r, p, (size_t)n);
+		if (mode == NS_SKIP_LIVE) {
+			struct an_key k = sim_key(&s, sim_find(&s, W), r);
+			int i;
+
+			for (i = 0; i < n; i++)
+				an_progress(s.an, &k, &p[i], sim_now(&s, sim_find(&s, W), r));
+		} else {
+			snap(&s, W, r, p, (size_t)n);
+		}
 	}
 	sim_tick(&s, 3.5);
 	v = sim_find_v(&s, W, AN_V_NEW);
@@ -702,7 +825,7 @@ static void never_sent_case(enum never_sent mode)
 		CHECK(strstr(v->text, "rank 1 did not send to rank 3 before the collective") != NULL);
 		CHECK_INT(sim_val_i(v, "peer"), 3);
 		CHECK((strstr(v->text, "its intra-node ops is not known") != NULL) ==
-		      (mode == NS_SKIP_INTRA));
+		      (mode != NS_SKIP));
 	} else if (v) {
 		CHECK(v->cls != AN_H1);
 	}
@@ -713,6 +836,7 @@ static void test_send_never_posted(void)
 {
 	never_sent_case(NS_SKIP);
 	never_sent_case(NS_SKIP_INTRA);
+	never_sent_case(NS_SKIP_LIVE);
 	never_sent_case(NS_STALL);
 	never_sent_case(NS_TWO);
 }
@@ -1062,6 +1186,7 @@ int main(void)
 	test_skip_seen_from_counts();
 	test_skip_past_from_counts();
 	test_skip_in_pair_from_counts();
+	test_ran_past_alone();
 	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_gpu_stall_behind_exchange();
