@@ -593,21 +593,27 @@ static uint64_t focus_held(const struct an *an, const struct an_comm *c,
 	return 1ull << p->gpu_comm->node;
 }
 
+/* does C's located status name a culprit rank of process PROC? */
+static bool names_proc(const struct an_comm *c, uint32_t proc)
+{
+	uint32_t k;
+
+	for (k = 0; proc && k < c->st.ncul; k++)
+		if (c->st.cul[k] >= 0 && c->st.cul[k] < c->nranks && c->r[c->st.cul[k]].proc == proc)
+			return true;
+	return false;
+}
+
 /* every culprit process of C is a culprit of D too */
 static bool culprits_within(const struct an_comm *c, const struct an_comm *d)
 {
-	uint32_t i, k;
+	uint32_t i;
 
 	if (!c->st.ncul)
 		return false;
-	for (i = 0; i < c->st.ncul; i++) {
-		uint32_t p = c->r[c->st.cul[i]].proc;
-
-		for (k = 0; p && k < d->st.ncul && d->r[d->st.cul[k]].proc != p; k++)
-			;
-		if (!p || k == d->st.ncul)
+	for (i = 0; i < c->st.ncul; i++)
+		if (!names_proc(d, c->r[c->st.cul[i]].proc))
 			return false;
-	}
 	return true;
 }
 
@@ -778,17 +784,6 @@ static void p2p_past_yields(struct node *nodes, int nn)
 			}
 		}
 	}
-}
-
-/* does C's located status name a culprit rank of process PROC? */
-static bool names_proc(const struct an_comm *c, uint32_t proc)
-{
-	uint32_t k;
-
-	for (k = 0; proc && k < c->st.ncul; k++)
-		if (c->st.cul[k] >= 0 && c->st.cul[k] < c->nranks && c->r[c->st.cul[k]].proc == proc)
-			return true;
-	return false;
 }
 
 /*

@@ -257,6 +257,15 @@ static int64_t role_count(const struct an *an, const struct an_comm *c, int64_t 
 	return nb && !na ? b : na && !nb ? a : -1;
 }
 
+/* what skipped_call_find found: rank X's count MINE where the others' is THEIRS */
+struct skip_found {
+	int32_t x;
+	int64_t mine, theirs;
+	uint32_t nknown, same, ahead;
+	bool past;			/* it launched more: its CPU ran past the host sync */
+	const struct an_comm *o;	/* a comm where it launched as many as its peers */
+};
+
 /*
  * A rank that left out a collective of C while its CPU ran on (PyTorch
  * queues a whole step or two): attached late, memory holds launch counts
@@ -280,15 +289,6 @@ static int64_t role_count(const struct an *an, const struct an_comm *c, int64_t 
  * once in 11 runs here: world 173 against 172, its DP comm 174 against
  * 172; the DP comm's H1 named rank 0 there).
  */
-/* what skipped_call_find found: rank X's count MINE where the others' is THEIRS */
-struct skip_found {
-	int32_t x;
-	int64_t mine, theirs;
-	uint32_t nknown, same, ahead;
-	bool past;			/* it launched more: its CPU ran past the host sync */
-	const struct an_comm *o;	/* a comm where it launched as many as its peers */
-};
-
 static bool skipped_call_find(const struct an *an, const struct an_comm *c,
 			      const struct an_status *st, struct skip_found *f)
 {

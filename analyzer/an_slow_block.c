@@ -340,27 +340,24 @@ void slow_block_evidence(const struct an *an, const struct an_comm *c, struct an
  */
 uint64_t slow_unseen_holder(const struct an *an, const struct an_comm *c, int32_t crank)
 {
-	const struct an_proc *p;
 	struct hkey key;
 	size_t it;
 	void *v;
 
-	if (crank < 0 || crank >= c->nranks || !c->slow ||
-	    !(p = an_proc_of(an, &c->r[crank])))
+	/* member_of finds nothing for a rank whose process is not known */
+	if (crank < 0 || crank >= c->nranks || !c->slow)
 		return 0;
 	for (it = 0; hmap_next(&an->comms, &it, &key, &v);) {
 		const struct an_comm *t = v;
-		const struct an_rank *tr = NULL;
+		const struct an_rank *tr;
 		const struct an_sig *sg;
 		int32_t k;
 
 		if (t == c || t->nranks < 2 || !t->slow || !slow_runahead(t->slow) ||
-		    !an_comm_intra_node(t))
+		    !an_comm_intra_node(t) || (k = member_of(an, t, c, crank)) < 0)
 			continue;
-		for (k = 0; k < t->nranks && !tr; k++)
-			if (an_proc_of(an, &t->r[k]) == p)
-				tr = &t->r[k];
-		if (!tr || tr->entered < 0)
+		tr = &t->r[k];
+		if (tr->entered < 0)
 			continue;
 		/* it calls T between C's sampled rounds: T's ops are on its way */
 		sg = &tr->hist[(uint64_t)tr->entered % AN_HIST];
