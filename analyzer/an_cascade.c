@@ -1130,6 +1130,17 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 				p && p->gpu_known ? "" : "?",
 				p && p->gpu_comm ? (unsigned long long)p->gpu_comm->hash : 0ull,
 				p ? (unsigned long long)p->gpu_op : 0ull);
+			for (k = 0; k < rk->np2p; k++) {
+				const struct an_p2p *q = &rk->p2p[k];
+
+				fprintf(stderr, "an:     p2p peer %d send %lld/%lld/%lld pdone %lld%s recv %lld/%lld/%lld pdone %lld%s (entered/returned/done)\n",
+					q->peer, (long long)q->n[0], (long long)q->nret[0],
+					(long long)q->ndone[0], (long long)q->pdone[0],
+					q->from_attach[0] ? " from attach" : "",
+					(long long)q->n[1], (long long)q->nret[1],
+					(long long)q->ndone[1], (long long)q->pdone[1],
+					q->from_attach[1] ? " from attach" : "");
+			}
 			for (k = 0; k < rk->nsubs; k++) {
 				const struct an_progress *q = &rk->subs[k];
 

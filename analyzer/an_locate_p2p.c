@@ -148,6 +148,50 @@ static int64_t p2p_first_open(const struct an_rank *r, const struct an_p2p *p, i
 }
 
 /*
+ * Direction D of rank R's p2p Q toward one peer (NULL: none posted) has
+ * nothing open: every op R posted there returned and finished on its GPU
+ * (tier B).  A peer's op waiting on that direction waits for an op R has
+ * not posted, whatever each side counts from.
+ */
+static bool p2p_none_open(const struct an_rank *r, const struct an_p2p *q, int d)
+{
+	return r->tierb && (!q || (q->ndone[d] >= q->n[d] && q->nret[d] >= q->n[d]));
+}
+
+/*
+ * The flow the progress data located (loc_t4) is a send its proxy holds
+ * for the remote receiver ("not transmitted: the receiver is not ready").
+ * A receiver with nothing open toward that sender has not posted the
+ * receive the send waits for: it never entered it (H1), and no network
+ * fault is needed to explain the hang (random job 982: a pipeline stage's
+ * CPU stopped between steps; rank 0's exchange with rank 1 was the pair
+ * found open, the flow from there rank 1's send to the stopped rank).
+ */
+static void receiver_never_posted(struct an *an, struct an_comm *c, struct an_status *st)
+{
+	int32_t snd = st->t4_rank, rcv = st->t4_peer;
+	const struct an_rank *pr;
+	char buf[LOC_PROC_WORDS_MAX];
+
+	if (st->cls != AN_H3 || st->t4 != AN_T4_NOT_TRANSMITTED || !st->t4_remote ||
+	    snd < 0 || snd >= c->nranks || rcv < 0 || rcv >= c->nranks)
+		return;
+	pr = &c->r[rcv];
+	if (!live(pr) || !p2p_none_open(pr, an_p2p_find(pr, snd), 1))
+		return;
+	st->cls = AN_H1;
+	st->ncul = 0;
+	add_cul(an, st, rcv);
+	st->t4 = AN_T4_NONE;
+	st->t4_remote = false;
+	st->t4_rank = st->t4_peer = -1;
+	an_text(st, "; rank %d has no Recv toward rank %d open (every one it posted"
+		" finished on its GPU): it never entered the one that send waits for (%s)",
+		rcv, snd, loc_proc_words(an, pr, buf, sizeof(buf)));
+	an_val_i(st, "receiver_never_posted", 1);
+}
+
+/*
  * Rank WR waits in direction WD toward CR, and their counts are not
  * comparable (counted from the attach).  Ops of a pair complete in order
  * and a send cannot complete before its data arrived, so: a peer whose GPU
@@ -163,8 +207,7 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 	int od = 1 - wd;
 	char buf[LOC_PROC_WORDS_MAX];
 
-	if (proc_down(an, pr) ||
-	    (pr->tierb && (!q || (q->ndone[od] >= q->n[od] && q->nret[od] >= q->n[od])))) {
+	if (proc_down(an, pr) || p2p_none_open(pr, q, od)) {
 		st->cls = AN_H1;
 		add_cul(an, st, cr);
 		an_text(st, "rank %d has no %s toward rank %d open (every one it posted"
@@ -187,6 +230,8 @@ static void p2p_unaligned(struct an *an, struct an_comm *c, struct an_status *st
 		an_text(st, "ranks %d and %d both have %s/%s open toward each other on"
 			" comm %016" PRIx64 "; no progress data tells which one is stuck",
 			wr, cr, an_fn_name(st->fn), od ? "Recv" : "Send", c->hash);
+	} else {
+		receiver_never_posted(an, c, st);
 	}
 	an_text(st, " (p2p counted from the attach: matched by what is open, not by count)");
 	an_val_s(st, "seq_from", "attach");
@@ -469,6 +514,8 @@ void loc_p2p(struct an *an, struct an_comm *c, struct an_status *st, int64_t rou
 				" tells which one is stuck", wr, cr,
 				an_fn_name(st->fn), wd ? "Send" : "Recv", wseq,
 				c->hash);
+		} else {
+			receiver_never_posted(an, c, st);
 		}
 	}
 	/* stopped_in's peer is the rank that waits on the culprit */

@@ -339,6 +339,71 @@ static void test_closed_remote_cause(void)
 }
 
 /*
+ * W = {0,1,2,3} and P = {0,1,2,3}, a 4-stage pipeline whose neighbours
+ * exchange both ways each step (its p2p counted from the attach).  Rank
+ * 2's CPU stopped between steps: its GPU finished every P op it posted,
+ * it never posted the next step's, nor entered W's next round.  The others
+ * posted theirs: rank 0's exchange with rank 1 is open on both sides (rank
+ * 1's GPU is in the group kernel whose send to rank 2 its proxy holds,
+ * not transmitted: the receiver is not ready).  The receiver named for
+ * that remote cause posted no receive: P's cause is rank 2 never entering
+ * it (H1), not the network (H3), and one incident with W's H1 (random job
+ * 982: a second H3 root on P came first at the same tick in 2 of 4 runs).
+ */
+static void test_receiver_never_posted(void)
+{
+	static const int g[4] = { 0, 1, 2, 3 };
+	struct an_op op[4][4];
+	const struct an_verdict *vw, *vp;
+	struct sim s;
+	int i, r, n;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, 0x90ull, 4, g);
+	sim_comm(&s, 0xa0ull, 4, g);
+	for (i = 0; i < 4; i++) {
+		/* rank 2 takes no part in the last step */
+		for (r = 0; r < 4; r++) {
+			if (i == 3 && r == 2)
+				continue;
+			n = 0;
+			if (r > 0) {
+				op[r][n++] = sim_p2p_attach(&s, 0xa0ull, r, r - 1, 0, 4096);
+				op[r][n++] = sim_p2p_attach(&s, 0xa0ull, r, r - 1, 1, 4096);
+			}
+			if (r < 3) {
+				op[r][n++] = sim_p2p_attach(&s, 0xa0ull, r, r + 1, 0, 4096);
+				op[r][n++] = sim_p2p_attach(&s, 0xa0ull, r, r + 1, 1, 4096);
+			}
+			if (i == 3)
+				continue;
+			sim_step(&s, 1000000);
+			while (n)
+				sim_complete(&s, &op[r][--n]);
+		}
+		if (i < 3) {
+			/* rank 2's proxy seen (tier C): a receive it posts shows */
+			flow_op(&s, 0xa0ull, 1, 0x20 + (uint64_t)i, 2, AN_SEND, 1, 1, 0, 1);
+			flow_op(&s, 0xa0ull, 2, 0x20 + (uint64_t)i, 1, AN_RECV, 1, 1, 1, 1);
+			sim_round(&s, 0x90ull, CCLD_FN_ALLREDUCE, 1024, 7);
+			sim_step(&s, 10000000);
+		}
+	}
+	flow_op(&s, 0xa0ull, 1, 0x31, 2, AN_SEND, 1, 0, 0, 0);
+	sim_step(&s, 200000);
+	for (r = 0; r < 4; r++)
+		if (r != 2)
+			sim_call(&s, 0x90ull, r, CCLD_FN_ALLREDUCE, 1024, 7);
+	sim_tick(&s, 6);
+	vw = sim_find_v(&s, 0x90ull, AN_V_NEW);
+	vp = sim_find_v(&s, 0xa0ull, AN_V_NEW);
+	CHECK(vw && vw->cls == AN_H1 && !strcmp(sim_culprits(vw), "2"));
+	CHECK(vp && vp->cls == AN_H1 && !strcmp(sim_culprits(vp), "2"));
+	CHECK(vw && vp && (vw->role == AN_ROOT) != (vp->role == AN_ROOT));
+	sim_fini(&s);
+}
+
+/*
  * Stream order (live records: op ids, no seq).  Rank 1 launched X = {0,1}
  * before Y = {1,2}; X is stuck (rank 0's data left and never arrived), so
  * rank 1's GPU never reaches Y: Y's data from rank 2 sits unconsumed and
@@ -1302,6 +1367,7 @@ int main(void)
 	test_gpu_holder_lost_early();
 	test_gpu_behind_finished_proxy();
 	test_closed_remote_cause();
+	test_receiver_never_posted();
 	test_gpu_in_p2p_unseen();
 	test_gpu_not_ready_behind_intranode();
 	test_gpu_not_ready_claims();
