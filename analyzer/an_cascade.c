@@ -8,6 +8,7 @@
  * first is the root), and cycles cut at the comm that stalled first among
  * those with the most definite evidence.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "an_detect_int.h"
@@ -604,6 +605,74 @@ static bool names_proc(const struct an_comm *c, uint32_t proc)
 	return false;
 }
 
+/*
+ * Culprit K of H1 comm C only follows another: its CPU waits for its GPU
+ * (inside a CUDA synchronize), which is in the stuck round of stalled comm
+ * D (node J), an H1 whose culprits C names too, none of them in such a
+ * wait.  Once they enter D, K's GPU moves on and its CPU enters C.
+ */
+static bool culprit_follows(const struct an *an, const struct node *nodes, int nn,
+			    const struct an_comm *c, uint32_t k)
+{
+	const struct an_proc *p = an_proc_of(an, &c->r[c->st.cul[k]]);
+	const struct an_comm *d;
+	uint32_t i;
+
+	if (!p || p->state != AN_PROC_RUNNING || !p->main_thread.cuda_sync ||
+	    !p->gpu_known || !p->gpu_comm || p->gpu_comm == c ||
+	    p->gpu_comm->node < 0 || p->gpu_comm->node >= nn)
+		return false;
+	d = nodes[p->gpu_comm->node].c;
+	if (d->st.cls != AN_H1 || !d->st.ncul || d->st.spmd)
+		return false;
+	for (i = 0; i < d->st.ncul; i++) {
+		uint32_t q = d->r[d->st.cul[i]].proc;
+		const struct an_proc *qp = q ? &an->procs[q - 1] : NULL;
+
+		if (!qp || qp == p || qp->main_thread.cuda_sync || !names_proc(c, q))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An H1 naming several ranks keeps those that hold it: a rank that only
+ * follows another of them (culprit_follows) is said, not named (random
+ * job 1042: 16 ranks, TP 4 x DP 4, attached late; rank 15 stopped in its
+ * own code; the world's "never entered" listed ranks 3 and 15, rank 3's
+ * GPU being in its DP comm's broadcast, which waited for rank 15).
+ */
+static void h1_drop_followers(struct an *an, struct node *nodes, int nn)
+{
+	int i;
+
+	for (i = 0; i < nn; i++) {
+		struct an_comm *c = nodes[i].c;
+		struct an_status *st = &c->st;
+		bool drop[AN_EDGE_MAX_CUL] = { false };
+		uint32_t k, n = 0;
+
+		if (st->cls != AN_H1 || st->ncul < 2 || st->ncul > AN_EDGE_MAX_CUL || st->spmd)
+			continue;
+		for (k = 0; k < st->ncul; k++)
+			drop[k] = culprit_follows(an, nodes, nn, c, k);
+		for (k = 0; k < st->ncul; k++) {
+			const struct an_proc *p;
+
+			if (!drop[k]) {
+				st->cul[n++] = st->cul[k];
+				continue;
+			}
+			p = an_proc_of(an, &c->r[st->cul[k]]);
+			an_text(st, "; rank %d only follows: its CPU waits for its GPU,"
+				" which is in comm %016" PRIx64 "'s stuck round, held by"
+				" the other ranks named here", st->cul[k], p->gpu_comm->hash);
+			an_val_i(st, "follower", st->cul[k]);
+		}
+		st->ncul = n;
+	}
+}
+
 /* every culprit process of C is a culprit of D too */
 static bool culprits_within(const struct an_comm *c, const struct an_comm *d)
 {
@@ -1158,6 +1227,7 @@ static void debug_nodes(const struct an *an, const struct node *nodes, int nn)
 void cascade_link(struct an *an, struct node *nodes, int nn)
 {
 	net_narrow(an, nodes, nn);
+	h1_drop_followers(an, nodes, nn);
 	link_nodes(an, nodes, nn);
 	if (an->debug)
 		debug_nodes(an, nodes, nn);

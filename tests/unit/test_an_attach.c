@@ -731,6 +731,70 @@ static void ran_past_alone_case(enum ran_past mode)
 	sim_fini(&s);
 }
 
+#define X1 0x00000000000e0013ull	/* a DP comm of random job 1042, in small */
+
+/*
+ * Random job 1042 (16 ranks, TP 4 x DP 4, attached late), in small: W of
+ * 4 ranks, X = {1,3}.  Rank 3's CPU stopped in its own code (pause)
+ * before X's seq 177 and W's seq 59.  Rank 1 launched X's seq 177 and
+ * waits for its GPU in cudaStreamSynchronize, its GPU in that op, which
+ * waits for rank 3: it never entered W's seq 59 either.  W's "never
+ * entered" lists ranks 1 and 3; rank 1 enters once X completes, which
+ * waits for rank 3 alone: the incident's one culprit is rank 3 (before:
+ * the root H1 named ranks 1 and 3).
+ */
+static void test_h1_culprit_held(void)
+{
+	static const int gx[2] = { 1, 3 };
+	struct an_progress p[6];
+	const struct an_verdict *v;
+	struct an_comm *w;
+	struct sim s;
+	int r, q, n, roots = 0, i;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	sim_comm(&s, X1, 2, gx);
+	for (r = 0; r < 4; r++)
+		sim_launched(&s, W, r, r == 1 || r == 3 ? 59 : 60);
+	sim_launched(&s, X1, 0, 178);
+	sim_launched(&s, X1, 1, 177);
+	/* W seq 59: ranks 0 and 2 wait for data from ranks 1 and 3 */
+	for (r = 0; r < 4; r++) {
+		n = 0;
+		if (r == 0 || r == 2)
+			for (q = 0; q < 4; q++)
+				if (q != r) {
+					p[n++] = sub(q, AN_SEND, 4, q & 1 ? 0 : 4, 0, q & 1 ? 0 : 4, 59);
+					p[n++] = sub(q, AN_RECV, 4, q & 1 ? 0 : 4, q & 1 ? 0 : 4,
+						     q & 1 ? 0 : 4, 59);
+				}
+		snap(&s, W, r, p, (size_t)n);
+	}
+	/* X seq 177: rank 1's GPU in it, nothing from rank 3 */
+	p[0] = sub(1, AN_SEND, 4, 0, 0, 0, 177);
+	p[1] = sub(1, AN_RECV, 4, 0, 0, 0, 177);
+	snap(&s, X1, 0, p, 2);
+	snap(&s, X1, 1, NULL, 0);
+	w = an_comm_get(s.an, W, 0, false);
+	CHECK(w && w->r[1].proc);
+	if (w && w->r[1].proc)
+		s.an->procs[w->r[1].proc - 1].main_thread.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
+	sim_tick(&s, 3.5);
+	for (i = 0; i < s.nv; i++) {
+		v = &s.v[i];
+		if (v->kind != AN_V_NEW || v->role != AN_ROOT)
+			continue;
+		roots++;
+		CHECK_INT(v->cls, AN_H1);
+		CHECK_STR(sim_culprits(v), v->comm == W ? "3" : "1");
+	}
+	CHECK_INT(roots, 1);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v && v->cls == AN_H1 && !strcmp(sim_culprits(v), "3"));
+	sim_fini(&s);
+}
+
 static void test_ran_past_alone(void)
 {
 	ran_past_alone_case(RP_SKIP);
@@ -1187,6 +1251,7 @@ int main(void)
 	test_skip_past_from_counts();
 	test_skip_in_pair_from_counts();
 	test_ran_past_alone();
+	test_h1_culprit_held();
 	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_gpu_stall_behind_exchange();
