@@ -113,22 +113,44 @@ static double typical_step(const struct an_rank *r)
 	return sl_median(v, n, scratch);
 }
 
-/* the S2 candidate from the step sample: the lowest send rate */
+/* RANK's sampled send steps and typical step are an outlier among C's */
+static bool steps_outlier(const struct an_comm *c, int32_t rank)
+{
+	return rank >= 0 &&
+	       slow_link_outlier(c, rank, c->slow->slat[rank], others_median(c, c->slow->slat, rank));
+}
+
+/*
+ * The S2 candidate from the step sample: the lowest send rate; where that
+ * rank's steps are no outlier and the slowest steps' rank's are, that one.
+ * A rank whose sends carry few bytes per step (latency-bound) has the
+ * lowest rate with a healthy link: random job 1060 (16 ranks, PP 4 x TP 4,
+ * rank 4's link 6.3x slower, attached late), a part of the world comm
+ * sampled rank 4 at 12.5 ms per step against 2.9-3.6 (typical 11.1
+ * against 1.9-3.6), and the lowest rate was rank 0's, 3.0 ms per step: no
+ * slow link was found.
+ */
 void slow_sampled_s2(const struct an_comm *c, int32_t *rank, double *rate, double *med,
 		     double *z, double *lat, double *lat_med)
 {
 	const struct an_slow *s = c->slow;
 	double *scratch = malloc(2 * (size_t)c->nranks * sizeof(double));
-	int32_t k;
+	int32_t k, slowest = -1;
 
 	*rank = -1;
-	for (k = 0; k < c->nranks; k++)
+	for (k = 0; k < c->nranks; k++) {
 		if (isfinite(s->srate[k]) && (*rank < 0 || s->srate[k] < s->srate[*rank]))
 			*rank = k;
+		if (isfinite(s->srate[k]) && isfinite(s->slat[k]) &&
+		    (slowest < 0 || s->slat[k] > s->slat[slowest]))
+			slowest = k;
+	}
 	if (*rank < 0 || !scratch) {
 		free(scratch);
 		return;
 	}
+	if (slowest != *rank && !steps_outlier(c, *rank) && steps_outlier(c, slowest))
+		*rank = slowest;
 	*rate = s->srate[*rank];
 	*lat = s->slat[*rank];
 	*med = sl_median(s->srate, (size_t)c->nranks, scratch);

@@ -21,6 +21,7 @@
 #define SURVEY_LAST	0.75	/* last in this share of them ... */
 #define SURVEY_LEAD	0.25	/* ... by this share of the interval between rounds ... */
 #define SURVEY_LEAD_MIN_NS	1000000.0	/* ... and this long at least */
+#define SURVEY_LINK_COST	0.1	/* a slow link costs this share of the interval */
 #define SURVEY_EVERY_NS	30000000000ull	/* an open incident surveyed again */
 #define SURVEY_AGAIN_NS	1000000000ull	/* a late p2p stage asked about again */
 #define SURVEY_FIRST_SEQ	16	/* the comm's rounds before the first seen, at least */
@@ -141,8 +142,13 @@ bool slow_survey_short(const struct an_slow *s, uint64_t now)
 /*
  * A slow link in a survey's sample: a rank whose send steps spend twice the
  * others' time in the network (mean and typical step, slow_link_outlier),
- * costing its rounds a quarter of the interval between them at least.  It
- * comes first, as in an incident's sample (slow_sample_decide): the GPUs
+ * costing its rounds a tenth of the interval between them at least (a job
+ * a tenth slower is slowed; a straggler's lead needs a quarter, since one
+ * rank arriving last by chance is common, while twice the others' median
+ * step, found again by a second survey, is not chance: random job 1038, 4
+ * ranks, rank 3's link 4.6x slower, attached late, its steps 5.7 ms
+ * against 1.2-1.4, typical 4.9 against 1.1, cost 5.0 ms of a round every
+ * 24.0 ms, was silent with a quarter).  It comes first, as in an incident's sample (slow_sample_decide): the GPUs
  * that wait for its data reach their next op late, and one of them may
  * look like a straggler.  Random job 234 (a link 7.6x slower, attached
  * late): rank 2's steps 12.1 ms against 2.8-3.1, a round every 33.9 ms;
@@ -153,7 +159,7 @@ int32_t slow_survey_link(const struct an_comm *c, double iv, double *lat, double
 	int32_t rank;
 	double cost = slow_link_cost(c, &rank, lat, lat_med);
 
-	return !isnan(cost) && iv > 0 && cost >= SURVEY_LEAD * iv ? rank : -1;
+	return !isnan(cost) && iv > 0 && cost >= SURVEY_LINK_COST * iv ? rank : -1;
 }
 
 /* the mean time between the sample's rounds with every arrival, NAN */

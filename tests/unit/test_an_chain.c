@@ -835,6 +835,7 @@ static void test_survey_parts_p2p(void)
 struct parts {
 	bool in[8];
 	double net0[24], srate[8], slat[8], styp[8];
+	bool few_bytes;		/* global 4's steps carry a tenth of the bytes */
 };
 
 /* part PART (0, 1) of 2 sampled: its ranks' steps LAT_MS, the others' not timed */
@@ -858,6 +859,8 @@ static void survey_part(struct an_comm *w, struct parts *p, uint32_t part, const
 		w->r[k].net_steps += 40;
 		p->slat[k] = p->styp[k] = p->in[k] ? lat_ms[k] * MS : NAN;
 		p->srate[k] = p->in[k] ? 1e9 / p->slat[k] : NAN;
+		if (k == 4 && p->few_bytes)
+			p->srate[k] /= 10;
 	}
 }
 
@@ -872,24 +875,29 @@ static void survey_both_parts(struct job *j, struct an_comm *w, struct parts *p,
 }
 
 /*
- * LINK: global 5's steps 4.7x the others' in the first survey; AGAIN: in
- * the second, asked 1 s later, too (else alike: a burst of load)
+ * LINK: global 5's steps LINK ms (else 3.2), against 2.8-3.1 for the
+ * others, in the first survey; AGAIN: in the second, asked 1 s later, too
+ * (else alike: a burst of load).  FEW_BYTES: global 4's steps carry a
+ * tenth of the others' bytes, its send rate the lowest (random job 1060).
+ * A round every 40 ms: 7.5 ms against 3.0 costs 4.5 ms of it, over a
+ * tenth (random job 1038, 21%: silent when a quarter was needed).
  */
-static void survey_parts(bool link, bool again)
+static void survey_parts_case(double link, bool again, bool few_bytes)
 {
-	const double slow[8] = { 2.9, 3.1, 3.0, 2.8, 3.0, 14.0, 2.9, 3.1 };
+	double slow[8] = { 2.9, 3.1, 3.0, 2.8, 3.0, 3.2, 2.9, 3.1 };
 	const double alike[8] = { 2.9, 3.1, 3.0, 2.8, 3.0, 3.2, 2.9, 3.1 };
-	struct parts p;
+	struct parts p = { .few_bytes = few_bytes };
 	struct survey sv;
 	struct an_comm *w;
 	struct job j;
 
+	slow[5] = link ? link : 3.2;
 	job_init(&j);
 	w = survey_world(&j, &sv);
 	if (w) {
 		survey_rank5_last(&sv);
 		sv.s.survey_link_only = true;
-		survey_both_parts(&j, w, &p, link ? slow : alike, j.t);
+		survey_both_parts(&j, w, &p, slow, j.t);
 		/* found once: asked about again, nothing said yet */
 		CHECK_INT(j.s.nv, 0);
 		CHECK_INT(sv.s.survey_link, link ? 6 : 0);
@@ -915,9 +923,24 @@ static void survey_parts(bool link, bool again)
 	job_fini(&j);
 }
 
+static void survey_parts(bool link, bool again)
+{
+	survey_parts_case(link ? 14.0 : 0, again, false);
+}
+
 static void test_survey_parts_link(void)
 {
 	survey_parts(true, true);
+}
+
+static void test_survey_parts_link_tenth(void)
+{
+	survey_parts_case(7.5, true, false);
+}
+
+static void test_survey_parts_link_few_bytes(void)
+{
+	survey_parts_case(14.0, true, true);
 }
 
 static void test_survey_parts_burst(void)
@@ -1100,6 +1123,8 @@ int main(void)
 	test_survey_link_only();
 	test_survey_parts_p2p();
 	test_survey_parts_link();
+	test_survey_parts_link_tenth();
+	test_survey_parts_link_few_bytes();
 	test_survey_parts_burst();
 	test_survey_parts_none();
 	test_unseen_intranode_wait();

@@ -338,7 +338,7 @@ static void test_one_descheduled_round(void)
  * at 12.08 ms (typical 11.25) against 2.79-3.08 (1.69-1.95), a round
  * every 33.91 ms, and no rank arriving last by a quarter of that: a slow
  * link (S2).  Alike links, a link slow in its mean alone (a proxy thread
- * descheduled once) and one whose cost is under a quarter of the interval
+ * descheduled once) and one whose cost is under a tenth of the interval
  * are not.
  */
 static void link_sample(struct an_comm *c, struct an_slow *s, const double *lat_ms,
@@ -379,11 +379,11 @@ static void test_survey_slow_link(void)
 	link_sample(&c, &s, lat, typ, 1);
 	CHECK_INT(slow_survey_link(&c, 33.91 * MS, &l, &m), 2);
 	CHECK(fabs(l / MS - 12.08) < 1e-6 && fabs(m / MS - 2.97) < 1e-6);
-	/* its 9.1 ms per round is under a quarter of a 40 ms interval: no */
-	CHECK_INT(slow_survey_link(&c, 40 * MS, &l, &m), -1);
+	/* its 9.1 ms per round is under a tenth of a 100 ms interval: no */
+	CHECK_INT(slow_survey_link(&c, 100 * MS, &l, &m), -1);
 	/* ... but two steps per round are more */
 	link_sample(&c, &s, lat, typ, 2);
-	CHECK_INT(slow_survey_link(&c, 40 * MS, &l, &m), 2);
+	CHECK_INT(slow_survey_link(&c, 100 * MS, &l, &m), 2);
 	link_sample(&c, &s, alike, alike, 2);
 	CHECK_INT(slow_survey_link(&c, 33.91 * MS, &l, &m), -1);
 	/* its mean slow, its typical step not: a descheduled proxy thread */
