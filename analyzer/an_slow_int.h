@@ -579,9 +579,11 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
  * V (being built) names its comm's straggler a cascade of comm HELD, whose
  * op it came late from: where HELD has no incident and its noted rounds
  * have the same process arriving last by its own lateness, HELD's root
- * verdict is given first (the cascade then points at it)
+ * verdict is given first (the cascade then points at it).  True where
+ * HELD's ops are p2p and V's straggler itself made them late: V is no
+ * cascade but a root, and its text says so.
  */
-void slow_hold_chain(struct an *an, const struct an_verdict *v, uint64_t held);
+bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held);
 /*
  * C's straggler CRANK (by its sample's arrivals, not straight from another
  * comm's op) waited in another comm H for another rank, by H's noted
@@ -605,6 +607,13 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
  */
 int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn);
+/*
+ * C's straggler RANK entered its own side of its matched ops in p2p comm H
+ * LEAD_NS / 2 or more after its peer there (PEER: its rank in H), in most
+ * of them: its mean lateness, else NAN
+ */
+double slow_p2p_self_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+			  int32_t rank, double lead_ns, int32_t *peer);
 /*
  * Where C's rounds grew by EXTRA_NS and no arrival in C explains it: the one
  * process among C's ranks that keeps a p2p peer waiting in some comm (it

@@ -375,6 +375,33 @@ static void test_p2p_not_behind(void)
 }
 
 /*
+ * DP's straggler (global 2) came late from PP = {6, 2}, where it entered
+ * its own side 30 ms after global 6 entered its: no peer behind, its own
+ * lateness: DP's verdict is a root that says so (random job 35: no root at
+ * all before).  5 ms late (under half of DP's 36 ms per round): not so.
+ */
+static void test_p2p_self_late(void)
+{
+	struct an_verdict v;
+	struct job j;
+
+	job_init(&j);
+	pair_ops(&j, PP, 6, 2, 6, 30);
+	dp_cascade(&j, &v);
+	CHECK(slow_hold_chain(j.s.an, &v, PP));
+	CHECK_INT(j.s.nv, 0);
+	CHECK(strstr(v.text, "entered 30.0 ms after that rank entered its own") != NULL);
+	CHECK(strstr(v.text, "its own lateness") != NULL);
+	job_fini(&j);
+	job_init(&j);
+	pair_ops(&j, PP, 6, 2, 6, 5);
+	dp_cascade(&j, &v);
+	CHECK(!slow_hold_chain(j.s.an, &v, PP));
+	CHECK_INT(j.s.nv, 0);
+	job_fini(&j);
+}
+
+/*
  * Every rank of the world comm reaches its all-reduce about together, its
  * rounds 32 ms longer: the time went in the pipeline's send/recv before it,
  * where global 6 entered its side 30 ms after global 2 (random job 12, a
@@ -1108,6 +1135,7 @@ int main(void)
 	test_only_new_s1();
 	test_p2p_root();
 	test_p2p_not_behind();
+	test_p2p_self_late();
 	test_p2p_straggler();
 	test_p2p_straggler_not();
 	test_p2p_straggler_attached();
