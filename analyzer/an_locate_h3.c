@@ -787,6 +787,31 @@ static void say_common_sender(struct an *an, struct an_comm *c, struct an_status
 }
 
 /*
+ * Rank R's other sends of P's op, to other peers, that left (transmitted
+ * something, or finished): R's network delivers.  Collective subs of the
+ * op only (p2p ids are each rank's own counts, per channel).
+ */
+static uint32_t sends_left_elsewhere(const struct an *an, const struct an_comm *c, int32_t r,
+				     const struct an_progress *p, int64_t seq)
+{
+	const struct an_rank *rk = &c->r[r];
+	uint32_t i, n = 0;
+
+	if (!an_coll_op(p->op) && p->op)
+		return 0;
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *q = &rk->subs[i];
+
+		if (q == p || q->dir != AN_SEND || q->peer == p->peer || q->op != p->op ||
+		    !sub_current(q, seq) || !sub_live(an, c, rk, q, seq))
+			continue;
+		if (q->transmitted || (q->nsteps && q->done >= q->nsteps))
+			n++;
+	}
+	return n;
+}
+
+/*
  * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
  * Table 4 names the state.  Network evidence (a send that left and was
  * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
@@ -802,6 +827,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	struct pick lost = { .rank = -1 }, unseen = { .rank = -1 }, behind = { .rank = -1 };
 	struct pick cross = { .rank = -1 }, silent = { .rank = -1 };
 	bool cross_unplaced = false;
+	uint32_t left = 0;	/* the one stuck send's sender: its other sends that left */
 	struct flow_facts *ff;
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
@@ -1021,6 +1047,17 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			if ((rp && rp->posted <= rp->received) || unposted) {
 				net.remote = true;
 				add_cul(an, st, net.p->peer);
+			} else if (net.t4 == AN_T4_NOT_TRANSMITTED && q >= 0 && q < c->nranks &&
+				   (left = sends_left_elsewhere(an, c, net.rank, net.p, st->seq))) {
+				/*
+				 * its sends of the op to other peers left: the
+				 * sender's network delivers, the credit of this
+				 * receiver never came (random job 1103: a
+				 * netstall at the receiver of one of a
+				 * broadcast's sends named the root before)
+				 */
+				net.remote = true;
+				add_cul(an, st, q);
 			} else {
 				add_cul(an, st, net.rank);
 			}
@@ -1034,6 +1071,12 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 		    net.t4 == AN_T4_NOT_TRANSMITTED && holds_data(an, c, net.rank, st->seq))
 			net.t4 = AN_T4_GPU_NOT_READY;
 		describe_sub(st, &net);
+		if (left) {
+			an_text(st, "; rank %d's sends of the op to %u other peer%s left: the"
+				" fault is at rank %d's end", net.rank, left, left == 1 ? "" : "s",
+				net.p->peer);
+			an_val_i(st, "sender_sends_left", left);
+		}
 	} else if (cross.rank >= 0) {
 		say_crossing(an, c, st, &cross, cross_unplaced);
 	} else if ((unseen.rank >= 0 || behind.rank >= 0) && !(gpu_idle && gpu.p) &&

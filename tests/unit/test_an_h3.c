@@ -198,6 +198,28 @@ static void gpustall_backpressure(struct an_progress p[4][2])
 }
 
 /*
+ * Random job 1103 (a netstall at rank 2, attached late), in small: rank 0
+ * sends the op's data to ranks 1 and 2 (a broadcast's tree).  Its send to
+ * rank 1 left and finished; its send to rank 2 gets no credit (not
+ * transmitted) though rank 2 posted its receive.  The one stuck flow's
+ * sender delivers to its other peer: the fault is at the receiver's end
+ * (before: rank 0 named, "local cause: network").
+ */
+static void netstall_receiver_end(struct an_progress p[4][2])
+{
+	prog(&p[0][0], 0, 1, AN_SEND, 1, 1, 0, 1);
+	prog(&p[0][1], 0, 2, AN_SEND, 1, 0, 0, 0);
+	prog(&p[1][0], 0, 0, AN_RECV, 1, 1, 1, 1);
+	prog(&p[1][1], 0, 3, AN_SEND, 1, 1, 0, 1);
+	prog(&p[2][0], 0, 0, AN_RECV, 1, 0, 0, 0);
+	prog(&p[2][1], 0, 0, AN_RECV, 1, 0, 0, 0);
+	prog(&p[3][0], 0, 1, AN_RECV, 1, 1, 1, 1);
+	prog(&p[3][1], 0, 1, AN_RECV, 1, 1, 1, 1);
+	for (int r = 0; r < 4; r++)
+		p[r][0].nsteps = p[r][1].nsteps = 1;
+}
+
+/*
  * Tier C counters streamed while the step hooks are on (FILL's), then the
  * stall: the one H3 verdict, NULL if there is not exactly one
  */
@@ -253,6 +275,21 @@ static void test_tier_c(void (*fill)(struct an_progress[4][2]), int culprit,
 		CHECK(!v->t4_remote);
 		CHECK(strstr(v->text, word) != NULL);
 		CHECK(sim_val(v, "channel") != NULL);
+	}
+	sim_fini(&s);
+}
+
+/* the receiver's end: rank 2 named for a remote cause, rank 0's other send said */
+static void test_receiver_end(void)
+{
+	struct sim s;
+	const struct an_verdict *v = tier_c_verdict(&s, netstall_receiver_end);
+
+	if (v) {
+		CHECK_STR(sim_culprits(v), "2");
+		CHECK_INT(v->t4, AN_T4_NOT_TRANSMITTED);
+		CHECK(v->t4_remote);
+		CHECK(strstr(v->text, "rank 0's sends of the op to 1 other peer left") != NULL);
 	}
 	sim_fini(&s);
 }
@@ -328,6 +365,7 @@ int main(void)
 	test_tier_c(netstall_unsent_others, 3, AN_T4_NOT_DELIVERED, "network");
 	test_tier_c_names(gpustall_host, "2,3", "rank 3 alike");
 	test_tier_c_names(gpustall_backpressure, "2", "GPU");
+	test_receiver_end();
 	test_snapshot(false);
 	test_snapshot(true);
 	test_counters_progress();
