@@ -77,12 +77,8 @@ bool slow_cascade_of(struct an *an, struct an_verdict *v, const struct an_comm *
 	}
 	if (!held)
 		return false;
-	/*
-	 * HELD's own straggler, where its rounds show it: a root there first;
-	 * V's own, where it made HELD's p2p ops late itself: V is a root
-	 */
-	if (slow_hold_chain(an, v, held))
-		return false;
+	/* HELD's own straggler, where its rounds show it: a root there first */
+	slow_hold_chain(an, v, held, false);
 	h = an_comm_get(an, held, 0, false);
 	v->role = AN_CASCADE;
 	v->blocked_comm = held;

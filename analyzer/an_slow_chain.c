@@ -216,16 +216,9 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 }
 
 /*
- * H has no rounds to note (its ops are p2p: a pipeline's send/recv): C's
- * straggler CRANK came late from them, by LEAD ns per round of C.  Where
- * its peer there entered its side of their ops late by half of that at
- * least, most of the time (slow_p2p_behind), the peer made them late:
- * H's root, naming it.
- */
-/*
- * ... where no peer is behind there but C's straggler itself entered its
- * side of their ops late (slow_p2p_self_late), its own GPU made them late:
- * it is the straggler, and C's verdict CV a root that says so (random job
+ * No peer is behind in p2p comm H, but C's straggler CRANK itself entered
+ * its side of their ops late (slow_p2p_self_late): its own GPU made them
+ * late, it is the straggler, and C's verdict CV a root that says so (random job
  * 35: PP 2 x DP 4, rank 4's GPU 4.4x slower; its DP comm's verdicts named
  * it, cascades of the pipeline comm, where its peer rank 0 entered on
  * time: no root at all).  True then.
@@ -252,8 +245,17 @@ static bool p2p_self_late(struct an *an, const struct an_comm *h, const struct a
 	return true;
 }
 
+/*
+ * H has no rounds to note (its ops are p2p: a pipeline's send/recv): C's
+ * straggler CRANK came late from them, by LEAD ns per round of C.  Where
+ * its peer there entered its side of their ops late by half of that at
+ * least, most of the time (slow_p2p_behind), the peer made them late:
+ * H's root, naming it.  Where no peer is behind, with OWN, C's
+ * straggler's own lateness there is asked (p2p_self_late): true where it
+ * holds.
+ */
 static bool p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
-		      int32_t crank, struct an_verdict *cv, double lead)
+		      int32_t crank, struct an_verdict *cv, double lead, bool own)
 {
 	double late;
 	int64_t op = -1;
@@ -270,7 +272,7 @@ static bool p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 			": rank %d's peer behind there: %d (%.1f ms late, lead here %.1f ms)\n",
 			c->hash, h->hash, x, q, late / 1e6, lead / 1e6);
 	if (q < 0)
-		return p2p_self_late(an, h, c, crank, cv, lead);
+		return own && p2p_self_late(an, h, c, crank, cv, lead);
 	if (!p || !slow_state(an, h))
 		return false;
 	v = calloc(1, sizeof(*v));
@@ -343,7 +345,7 @@ static bool noted_explains(const struct noted_pick *np)
 	return np->k >= 0 && !np->held && np->there >= CHAIN_WAIT_SHARE * np->here;
 }
 
-bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held)
+bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held, bool own)
 {
 	const struct an_comm *c = an_comm_get(an, v->comm, 0, false);
 	struct an_comm *h = held ? an_comm_get(an, held, 0, false) : NULL;
@@ -361,7 +363,7 @@ bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held)
 		return false;
 	/* no rounds there (p2p ops only): who made the p2p ops late */
 	if (!h->slow)
-		return p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds);
+		return p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds, own);
 	noted_pick(an, h, c, crank, &np);
 	if (an->debug)
 		fprintf(stderr, "an: slow comm %016" PRIx64 ": cascade of %016" PRIx64
@@ -370,7 +372,7 @@ bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held)
 			" against %.1f ms here\n", c->hash, h->hash, np.rounds, np.k,
 			100 * np.share, np.held, np.there / 1e6, np.here / 1e6);
 	if (np.k < 0 && !np.rounds)
-		return p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds);
+		return p2p_chain(an, h, c, crank, v, cs->arr_gap[crank] / cs->arr_rounds, own);
 	if (!noted_explains(&np))
 		return false;
 	emit_chain_root(an, h, np.k, c, crank, v, np.share, np.lead, np.rounds, np.nlast);

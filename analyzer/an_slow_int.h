@@ -579,11 +579,12 @@ int32_t slow_noted_culprit(const struct an *an, const struct an_comm *h, uint32_
  * V (being built) names its comm's straggler a cascade of comm HELD, whose
  * op it came late from: where HELD has no incident and its noted rounds
  * have the same process arriving last by its own lateness, HELD's root
- * verdict is given first (the cascade then points at it).  True where
- * HELD's ops are p2p and V's straggler itself made them late: V is no
- * cascade but a root, and its text says so.
+ * verdict is given first (the cascade then points at it).  With OWN, where
+ * HELD's ops are p2p and V's straggler itself made them late, true: V is
+ * no cascade but a root, and the end of its text says so (OWN only where
+ * V's text is written).
  */
-bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held);
+bool slow_hold_chain(struct an *an, struct an_verdict *v, uint64_t held, bool own);
 /*
  * C's straggler CRANK (by its sample's arrivals, not straight from another
  * comm's op) waited in another comm H for another rank, by H's noted

@@ -1231,7 +1231,7 @@ void slow_sampled_cause(struct an *an, struct an_comm *c, struct an_verdict *v,
 		slow_unseen_evidence(an, c, v, unseen);
 	} else if (cls == AN_S1 && v->cls != AN_S2 && s->arr_held_by &&
 		   /* its root first, if shown; a root itself where it made those ops late */
-		   !slow_hold_chain(an, v, s->arr_held_by)) {
+		   !slow_hold_chain(an, v, s->arr_held_by, true)) {
 		/* its GPU came late from an op of another comm that ended late */
 		const struct an_comm *h;
 

@@ -121,7 +121,7 @@ static void test_root_found(void)
 	job_init(&j);
 	tp_rounds(&j, 12, 0, 19, 0);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 1);
 	if (j.s.nv == 1) {
 		const struct an_verdict *r = &j.s.v[0];
@@ -137,7 +137,7 @@ static void test_root_found(void)
 	}
 	CHECK(j.tps.active && j.tps.chain_of == DP && j.tp->slow_seq == 808);
 	/* a second cascade of TP: TP has its incident, nothing more */
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 1);
 	/* DP back to its baseline: so is TP */
 	slow_chain_back(j.s.an, j.dp, j.t + 3000 * MS, j.s.host_id[0]);
@@ -165,7 +165,7 @@ static void test_jitter_is_not_a_root(void)
 	tp_rounds(&j, 5, 0, 1.5, 0);
 	tp_rounds(&j, 15, 1, 1.5, 0);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	CHECK(!j.tps.active);
 	job_fini(&j);
@@ -180,7 +180,7 @@ static void test_held_there_too(void)
 	job_init(&j);
 	tp_rounds(&j, 12, 0, 19, W);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 }
@@ -197,7 +197,7 @@ static void test_peer_in_holder(void)
 	job_init(&j);
 	tp_rounds(&j, 12, 1, 19, 0);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 1);
 	if (j.s.nv == 1) {
 		CHECK_INT(j.s.v[0].cul[0].rank, 1);
@@ -245,17 +245,17 @@ static void test_no_evidence(void)
 
 	job_init(&j);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	/* 12 rounds that ended before DP's sample began */
 	tp_rounds(&j, 12, 0, 19, 0);
 	j.dps.samp_t0 = j.t + MS;
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	/* ... or more than 2 s ago */
 	j.dps.samp_t0 = 0;
 	an_clock(j.s.an, j.s.host_id[0], j.t + 2500 * MS);
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 }
@@ -270,10 +270,10 @@ static void test_only_new_s1(void)
 	tp_rounds(&j, 12, 0, 19, 0);
 	dp_cascade(&j, &v);
 	v.cls = AN_S2;
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	v.cls = AN_S1;
 	v.kind = AN_V_UPDATE;
-	slow_hold_chain(j.s.an, &v, TP);
+	slow_hold_chain(j.s.an, &v, TP, false);
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 }
@@ -325,7 +325,7 @@ static void test_p2p_root(void)
 	job_init(&j);
 	pp_ops(&j, 6, 30);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, PP);
+	slow_hold_chain(j.s.an, &v, PP, false);
 	CHECK_INT(j.s.nv, 1);
 	if (j.s.nv == 1) {
 		const struct an_verdict *r = &j.s.v[0];
@@ -342,7 +342,7 @@ static void test_p2p_root(void)
 		CHECK(strstr(r->text, "30.0 ms after rank 0") != NULL);
 	}
 	/* PP has its incident now; DP back to its baseline: so is PP */
-	slow_hold_chain(j.s.an, &v, PP);
+	slow_hold_chain(j.s.an, &v, PP, false);
 	CHECK_INT(j.s.nv, 1);
 	slow_chain_back(j.s.an, j.dp, j.t + 3000 * MS, j.s.host_id[0]);
 	CHECK_INT(j.s.nv, 2);
@@ -363,13 +363,13 @@ static void test_p2p_not_behind(void)
 	job_init(&j);
 	pp_ops(&j, 6, 5);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, PP);
+	slow_hold_chain(j.s.an, &v, PP, false);
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 	job_init(&j);
 	pp_ops(&j, 1, 30);
 	dp_cascade(&j, &v);
-	slow_hold_chain(j.s.an, &v, PP);
+	slow_hold_chain(j.s.an, &v, PP, false);
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 }
@@ -388,7 +388,7 @@ static void test_p2p_self_late(void)
 	job_init(&j);
 	pair_ops(&j, PP, 6, 2, 6, 30);
 	dp_cascade(&j, &v);
-	CHECK(slow_hold_chain(j.s.an, &v, PP));
+	CHECK(slow_hold_chain(j.s.an, &v, PP, true));
 	CHECK_INT(j.s.nv, 0);
 	CHECK(strstr(v.text, "entered 30.0 ms after that rank entered its own") != NULL);
 	CHECK(strstr(v.text, "its own lateness") != NULL);
@@ -396,7 +396,7 @@ static void test_p2p_self_late(void)
 	job_init(&j);
 	pair_ops(&j, PP, 6, 2, 6, 5);
 	dp_cascade(&j, &v);
-	CHECK(!slow_hold_chain(j.s.an, &v, PP));
+	CHECK(!slow_hold_chain(j.s.an, &v, PP, true));
 	CHECK_INT(j.s.nv, 0);
 	job_fini(&j);
 }
