@@ -647,49 +647,6 @@ int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const stru
 }
 
 /*
- * The mirror of slow_p2p_behind: C's straggler RANK itself entered its
- * side of its matched ops in p2p comm H LEAD_NS / 2 or more after its
- * peer, in most of them (p2p_lag_holds), and not from a long op of a third
- * comm (entered_after_wait): it made those ops late, no peer did.  Its
- * mean lateness (PEER: that peer's rank in H), else NAN.
- */
-double slow_p2p_self_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
-			  int32_t rank, double lead_ns, int32_t *peer)
-{
-	const struct an_proc *me = an_proc_of(an, &c->r[rank]);
-	int32_t x = member_of(an, h, c, rank);
-	const struct an_rank *rx;
-	uint32_t i;
-
-	if (x < 0 || !me || !(lead_ns > 0))
-		return NAN;
-	rx = &h->r[x];
-	for (i = 0; i < rx->np2p; i++) {
-		const struct an_p2p *a = &rx->p2p[i];
-		const struct an_proc *pq;
-		const struct an_p2p *b;
-		struct p2p_match m, mb;
-		struct p2p_lag g;
-
-		if (!(b = peer_side(an, h, x, a, me, &pq)) || pq == me)
-			continue;
-		p2p_match_of(an, h, x, a, b, &m);
-		p2p_match_mirror(&m, &mb);
-		p2p_lag(a, b, &mb, lead_ns / 2, &g);
-		if (p2p_lag_holds(&g)) {
-			uint64_t latest = a->t_enter[0] > a->t_enter[1] ? a->t_enter[0] :
-					  a->t_enter[1];
-
-			if (entered_after_wait(me, h->hash, latest, lead_ns))
-				return NAN;
-			*peer = a->peer;
-			return g.sum_ns / g.late;
-		}
-	}
-	return NAN;
-}
-
-/*
  * Rank X of H keeps its p2p peers there waiting: it entered its side
  * THR_NS or more after a peer entered its own in most of their last matched
  * ops, was never early that way toward another peer, and did not come to
@@ -736,6 +693,23 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 	if (!isnan(late) && entered_after_wait(me, h->hash, latest, 2 * thr_ns))
 		return NAN;
 	return late;
+}
+
+/*
+ * The mirror of slow_p2p_behind: C's straggler RANK itself kept its p2p
+ * peers in comm H waiting (p2p_keeps_waiting at LEAD_NS / 2): it made those
+ * ops late, no peer did.  Its mean lateness (PEER: the peer it kept
+ * waiting most, its rank in H), else NAN.
+ */
+double slow_p2p_self_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
+			  int32_t rank, double lead_ns, int32_t *peer)
+{
+	int32_t x = member_of(an, h, c, rank);
+	struct p2p_lag g;
+
+	if (x < 0 || !(lead_ns > 0))
+		return NAN;
+	return p2p_keeps_waiting(an, h, x, lead_ns / 2, peer, &g);
 }
 
 void slow_p2p_evidence(struct an_verdict *v, int32_t rank, const struct slow_p2p_found *f)
