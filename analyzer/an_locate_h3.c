@@ -820,6 +820,49 @@ static uint32_t sends_left_elsewhere(const struct an *an, const struct an_comm *
  * Between the two ends of stuck flows (a 2-rank comm has nothing else)
  * the rank whose own sends left and were never delivered is the cause.
  */
+/*
+ * Some ranks' GPUs are in a p2p op of C launched before its open
+ * collective (their subs of the pair live, of the collective open: posted
+ * behind it) while others' are in that
+ * collective: the collective waits for them, and its flows toward them
+ * (data a GPU has not produced, sends to a rank not in it) say nothing of
+ * the fault; the pair they are in holds the comm (random job 1233: a
+ * pipeline send/recv then an all-reduce on one comm; the all-reduce's
+ * ends were named for the stalled GPU of the pair's sender).
+ */
+static bool pair_before_round(const struct an *an, const struct an_comm *c, int64_t seq)
+{
+	bool in_pair = false, in_round = false;
+	int32_t r;
+	uint32_t i;
+
+	if (!an_coll_op(c->st.open_op))
+		return false;
+	for (r = 0; r < c->nranks; r++) {
+		const struct an_rank *rk = &c->r[r];
+		const struct an_proc *pr = an_proc_of(an, rk);
+		bool pair = false, round = false;
+
+		if (!pr || !pr->gpu_known || pr->gpu_comm != c)
+			continue;
+		if (pr->gpu_op == c->st.open_op) {
+			in_round = true;
+			continue;
+		}
+		for (i = 0; !an_coll_op(pr->gpu_op) && i < rk->nsubs; i++) {
+			const struct an_progress *p = &rk->subs[i];
+
+			if (p->op == pr->gpu_op && sub_open(p) && sub_live(an, c, rk, p, seq))
+				pair = true;
+			else if (p->op == c->st.open_op && sub_open(p))
+				round = true;
+		}
+		/* the round posted behind the pair: its GPU has not passed it */
+		in_pair |= pair && round;
+	}
+	return in_pair && in_round;
+}
+
 bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
@@ -832,6 +875,7 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 	uint32_t i, best = 0, nbest_nd = 0;
 	double least_frac = 2;
 	bool any = false, any_nd = false, gpu_idle = false, any_lost = false;
+	bool pair_first = pair_before_round(an, c, st->seq);
 	int32_t r;
 
 	ff = calloc((uint32_t)c->nranks, sizeof(*ff));
@@ -848,7 +892,8 @@ bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 			enum sub_state ss;
 			double frac;
 
-			if (!sub_live(an, c, rk, p, st->seq))
+			if (!sub_live(an, c, rk, p, st->seq) ||
+			    (pair_first && an_coll_op(p->op)))
 				continue;
 			any = true;
 			ss = classify(p, &t4);

@@ -355,6 +355,72 @@ static void test_counters_progress(void)
 	sim_fini(&s);
 }
 
+/* rank R's sub of proxy op OP (seq 3) toward PEER, seen at the host's now */
+static void sub_at(struct sim *s, int r, uint64_t op, int peer, enum an_dir dir,
+		   uint64_t po, uint64_t tr, uint64_t rc, uint64_t dn)
+{
+	struct sim_comm *c = sim_find(s, TP);
+	struct an_key k = sim_key(s, c, r);
+	struct an_progress p;
+
+	prog(&p, 0, peer, dir, po, tr, rc, dn);
+	p.seq = 3;
+	p.nsteps = 1;
+	p.op = op;
+	an_progress(s->an, &k, &p, sim_now(s, c, r));
+}
+
+/*
+ * A pipeline send/recv and then an all-reduce on one comm (a 4-stage
+ * pipeline's world comm), every step.  Rank 1's GPU stalls before it
+ * produces its send to rank 2: ranks 1 and 2 stay in that pair while
+ * ranks 0 and 3 went on into the all-reduce, whose flows (toward ranks not
+ * in it, data not produced) are stuck too.  The pair, launched before,
+ * holds the comm: rank 1 (its end where the data never left) is named,
+ * not the all-reduce's ends (random job 1233 named ranks 0 and 2).
+ */
+static void test_pair_before_round(void)
+{
+	const uint64_t ar = (3 << 1) + 1, pp = (5 << 1) + 2;
+	struct an_op o;
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	for (i = 0; i < 3; i++) {
+		o = sim_p2p(&s, TP, 1, 2, 0, 4096, true);
+		sim_complete(&s, &o);
+		o = sim_p2p(&s, TP, 2, 1, 1, 4096, true);
+		sim_complete(&s, &o);
+		sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		sim_step(&s, 10000000);
+	}
+	sim_p2p(&s, TP, 1, 2, 0, 4096, true);
+	sim_p2p(&s, TP, 2, 1, 1, 4096, true);
+	sub_at(&s, 1, pp, 2, AN_SEND, 1, 0, 0, 0);
+	sub_at(&s, 2, pp, 1, AN_RECV, 1, 0, 0, 0);
+	sim_step(&s, 1000000);
+	for (r = 0; r < 4; r++)
+		sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	sim_step(&s, 1000000);
+	for (r = 0; r < 3; r++) {
+		sub_at(&s, r, ar, (r + 2) % 4, AN_SEND, 1, 0, 0, 0);
+		sub_at(&s, r, ar, 3, AN_SEND, 1, 0, 0, 0);
+		sub_at(&s, r, ar, (r + 2) % 4, AN_RECV, 1, 0, 0, 0);
+		sub_at(&s, r, ar, 3, AN_RECV, 1, 1, 1, 0);
+	}
+	sub_at(&s, 3, ar, 0, AN_RECV, 1, 0, 0, 0);
+	sub_at(&s, 3, ar, 1, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 5.5);
+	CHECK_INT(s.nv, 1);
+	if (s.nv == 1) {
+		CHECK_INT(s.v[0].cls, AN_H3);
+		CHECK_STR(sim_culprits(&s.v[0]), "1");
+	}
+	sim_fini(&s);
+}
+
 int main(void)
 {
 	test_no_data();
@@ -366,6 +432,7 @@ int main(void)
 	test_tier_c_names(gpustall_host, "2,3", "rank 3 alike");
 	test_tier_c_names(gpustall_backpressure, "2", "GPU");
 	test_receiver_end();
+	test_pair_before_round();
 	test_snapshot(false);
 	test_snapshot(true);
 	test_counters_progress();
