@@ -1387,8 +1387,10 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		if (an->debug)
 			fprintf(stderr, "an: slow comm %016" PRIx64 ": network part %.2f ->"
 				" %.2f ms, the sample shows no slow link and no rank"
-				" arriving last (%u rounds): no verdict\n", c->hash,
-				s->rres.base_ns / 1e6, s->rres.level_ns / 1e6, s->arr_rounds);
+				" arriving last (%u rounds; the likeliest: share %.2f of the"
+				" wait, lead %.2f ms): no verdict\n", c->hash,
+				s->rres.base_ns / 1e6, s->rres.level_ns / 1e6, s->arr_rounds,
+				a, b / 1e6);
 	}
 	return false;
 }
