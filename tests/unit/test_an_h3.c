@@ -355,6 +355,16 @@ static void test_counters_progress(void)
 	sim_fini(&s);
 }
 
+/* the one verdict is an H3 naming CULPRITS */
+static void v_h3_names(const struct sim *s, const char *culprits)
+{
+	CHECK_INT(s->nv, 1);
+	if (s->nv == 1) {
+		CHECK_INT(s->v[0].cls, AN_H3);
+		CHECK_STR(sim_culprits(&s->v[0]), culprits);
+	}
+}
+
 /* rank R's sub of proxy op OP (seq 3) toward PEER, seen at the host's now */
 static void sub_at(struct sim *s, int r, uint64_t op, int peer, enum an_dir dir,
 		   uint64_t po, uint64_t tr, uint64_t rc, uint64_t dn)
@@ -413,11 +423,52 @@ static void test_pair_before_round(void)
 	sub_at(&s, 3, ar, 0, AN_RECV, 1, 0, 0, 0);
 	sub_at(&s, 3, ar, 1, AN_RECV, 1, 0, 0, 0);
 	sim_tick(&s, 5.5);
-	CHECK_INT(s.nv, 1);
-	if (s.nv == 1) {
-		CHECK_INT(s.v[0].cls, AN_H3);
-		CHECK_STR(sim_culprits(&s.v[0]), "1");
+	v_h3_names(&s, "1");
+	sim_fini(&s);
+}
+
+/*
+ * The other way round: rank 1's GPU stalls inside the all-reduce (its
+ * data left, its peers' came, it consumes none), ranks 0, 2 and 3 finished it and
+ * ranks 0 and 2 went on into the next step's pair.  Their pair was
+ * launched after the round (nothing of the round open on them): the round
+ * holds the comm, and rank 1 is named (random job 1217: the pair's flows
+ * were read alone, and its receiver named, until the pair had to be
+ * launched before the round).
+ */
+static void test_round_before_pair(void)
+{
+	const uint64_t ar = (3 << 1) + 1, pp = (5 << 1) + 2;
+	struct an_op o, rd[4];
+	struct sim s;
+	int i, r;
+
+	sim_init(&s, 5, 300);
+	sim_comm(&s, TP, 4, NULL);
+	for (i = 0; i < 3; i++) {
+		sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		o = sim_p2p(&s, TP, 0, 2, 0, 4096, true);
+		sim_complete(&s, &o);
+		o = sim_p2p(&s, TP, 2, 0, 1, 4096, true);
+		sim_complete(&s, &o);
+		sim_step(&s, 10000000);
 	}
+	for (r = 0; r < 4; r++)
+		rd[r] = sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+	for (r = 0; r < 4; r++) {
+		sub_at(&s, r, ar, (r + 1) % 4, AN_SEND, 1, 1, 0, 1);
+		sub_at(&s, r, ar, (r + 3) % 4, AN_RECV, 1, 1, 1, r == 1 ? 0 : 1);
+	}
+	sim_step(&s, 1000000);
+	for (r = 0; r < 4; r++)
+		if (r != 1)
+			sim_complete(&s, &rd[r]);
+	sim_p2p(&s, TP, 0, 2, 0, 4096, true);
+	sim_p2p(&s, TP, 2, 0, 1, 4096, true);
+	sub_at(&s, 0, pp, 2, AN_SEND, 1, 0, 0, 0);
+	sub_at(&s, 2, pp, 0, AN_RECV, 1, 0, 0, 0);
+	sim_tick(&s, 5.5);
+	v_h3_names(&s, "1");
 	sim_fini(&s);
 }
 
@@ -433,6 +484,7 @@ int main(void)
 	test_tier_c_names(gpustall_backpressure, "2", "GPU");
 	test_receiver_end();
 	test_pair_before_round();
+	test_round_before_pair();
 	test_snapshot(false);
 	test_snapshot(true);
 	test_counters_progress();
