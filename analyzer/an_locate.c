@@ -302,20 +302,44 @@ void loc_what_is_not_known(const struct an_comm *c, struct an_status *st)
 }
 
 /*
- * How long rank R's CPU has waited for a GPU that has nothing of NCCL
+ * Rank R of C's GPU is past every collective R entered in C: its peers'
+ * GPUs completed each one (tier B), which they cannot do without it
+ */
+static bool gpu_past_comm(const struct an_comm *c, int32_t r)
+{
+	int32_t k;
+
+	if (c->r[r].entered < 0)
+		return false;
+	for (k = 0; k < c->nranks; k++)
+		if (k != r && (!live(&c->r[k]) || !c->r[k].tierb ||
+			       c->r[k].completed < c->r[r].entered))
+			return false;
+	return true;
+}
+
+/*
+ * How long rank R of C's CPU has waited for a GPU that has nothing of NCCL
  * pending: its main thread is inside a CUDA synchronize (entered while
- * traced), and its GPU is known to hold no NCCL op (an_locate_gpu.c).
+ * traced), and its GPU is known to hold no NCCL op (an_locate_gpu.c), or
+ * (*UNPLACED) its place is not known but it is past every collective of C.
  * 0 if not so.
  */
-static uint64_t gpu_wait_ns(const struct an *an, const struct an_rank *r)
+static uint64_t gpu_wait_ns(const struct an *an, const struct an_comm *c, int32_t r,
+			    bool *unplaced)
 {
-	const struct an_proc *p = an_proc_of(an, r);
+	const struct an_proc *p = an_proc_of(an, &c->r[r]);
 	uint64_t now;
 
 	if (!p || !p->has_main || p->state != AN_PROC_RUNNING ||
 	    !p->main_thread.cuda_sync || !p->main_thread.cuda_since ||
-	    !p->gpu_known || p->gpu_comm || p->host >= an->nhosts)
+	    p->gpu_comm || p->host >= an->nhosts)
 		return 0;
+	if (!p->gpu_known) {
+		if (!gpu_past_comm(c, r))
+			return 0;
+		*unplaced = true;
+	}
 	now = an->hosts[p->host].now;
 	return now > p->main_thread.cuda_since ? now - p->main_thread.cuda_since : 0;
 }
@@ -323,7 +347,9 @@ static uint64_t gpu_wait_ns(const struct an *an, const struct an_rank *r)
 /*
  * An H1 whose every culprit never entered because its CPU waits for its
  * GPU (in a CUDA synchronize since the comm was suspected or before) while
- * no NCCL op is pending there: the GPU is stuck in other work queued before
+ * no NCCL op is pending there (or none of this comm, and none of another
+ * placed: random job 298, its other comms intra-node, with no proxy data
+ * to place its GPU by): the GPU is stuck in other work queued before
  * the call (a kernel, a copy), a GPU fault (H3, GPU not ready), not a CPU
  * hang.  A skipped op (loc_spmd_skip) stays H1.
  */
@@ -333,12 +359,13 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 	uint64_t min_ns = (uint64_t)(an_config_suspect_s(&an->cfg) * 1e9), w = 0;
 	const struct an_proc *p;
 	const char *sync;
+	bool unplaced = false;
 	uint32_t i;
 
 	if (!st->ncul)
 		return;
 	for (i = 0; i < st->ncul; i++) {
-		uint64_t wi = gpu_wait_ns(an, &c->r[st->cul[i]]);
+		uint64_t wi = gpu_wait_ns(an, c, st->cul[i], &unplaced);
 
 		if (wi < min_ns)
 			return;
@@ -352,12 +379,14 @@ static void gpu_stuck_outside(const struct an *an, const struct an_comm *c,
 	st->t4_remote = false;
 	st->t4_rank = st->cul[0];
 	st->t4_peer = -1;
-	an_text(st, "; it has waited in %s() for %.1f s%s, with no NCCL"
-		" op pending on the GPU: the GPU is stuck in work queued before the call"
-		" (GPU not ready)",
+	an_text(st, "; it has waited in %s() for %.1f s%s, with %s: the GPU is stuck in work"
+		" queued before the call (GPU not ready)",
 		sync ? sync : "cudaStreamSynchronize", (double)w / 1e9,
 		p->main_thread.cuda_stack ? " or more (entered before the attach: found on"
-		" its main thread's stack)" : "");
+		" its main thread's stack)" : "",
+		unplaced ? "no NCCL op of this comm pending on the GPU (its peers completed"
+			   " every one it entered) and none of another comm known to hold it" :
+			   "no NCCL op pending on the GPU");
 	an_val_s(st, "state", an_t4_name(AN_T4_GPU_NOT_READY));
 	an_val_s(st, "cause", "local");
 	an_val_f(st, "cuda_wait_s", (double)w / 1e9);

@@ -645,6 +645,80 @@ static void test_gpu_stuck_outside(void)
 	}
 }
 
+/* rank R's all-to-all on TP: a send and a receive with each rank, itself included */
+static void a2a(struct sim *s, int r, bool done)
+{
+	struct an_op o;
+	int q, d;
+
+	for (q = 0; q < 4; q++)
+		for (d = 0; d < 2; d++) {
+			o = sim_p2p(s, TP, r, q, d, 4096, true);
+			if (done)
+				sim_complete(s, &o);
+		}
+}
+
+/*
+ * The same stall where the GPU's place is not known: rank 3 entered two
+ * steps of TP (an all-to-all, an all-reduce) and, its CPU blocked in the
+ * synchronize since, saw none of them complete; TP has no proxy data to
+ * place its GPU by (intra-node).  Its peers completed both steps, which
+ * they cannot do without its GPU, and entered the next one, whose
+ * all-to-all's Recv rank 3 never enters: no op of this comm holds its
+ * GPU, and none of another is known to.  H3, GPU not ready, naming it
+ * (random job 298, a moe all-to-all's comm on one host: an H1 "never
+ * entered the Recv" before).  Where a peer has not completed the last
+ * all-reduce either, the GPU may be in it: not said so.
+ */
+static void test_gpu_stuck_unplaced(void)
+{
+	struct an_thread t = { .tid = 103, .state = 'S', .main = true, .syscall = 202,
+			       .name = "python", .wchan = "futex_wait_queue" };
+	const struct an_verdict *v;
+	struct an_op o;
+	struct sim s;
+	int i, r, past;
+
+	for (past = 0; past < 2; past++) {
+		sim_init(&s, 10, 300);
+		sim_comm(&s, TP, 4, NULL);
+		for (i = 0; i < 9; i++) {
+			for (r = 0; r < 4; r++)
+				a2a(&s, r, true);
+			sim_round(&s, TP, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+			sim_step(&s, 10000000);
+		}
+		/* rank 3 sees nothing of two steps complete: its CPU blocks after them */
+		for (i = 0; i < 2; i++) {
+			for (r = 0; r < 4; r++) {
+				a2a(&s, r, r != 3);
+				o = sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+				if (r != 3 && (r || past || !i))
+					sim_complete(&s, &o);
+			}
+			sim_step(&s, 10000000);
+		}
+		for (r = 0; r < 3; r++) {
+			a2a(&s, r, false);
+			sim_call(&s, TP, r, CCLD_FN_ALLREDUCE, 1 << 20, 7);
+		}
+		t.cuda_sync = CCLD_FN_CUDA_STREAM_SYNC;
+		t.cuda_since = s.now[0];
+		an_thread_state(s.an, s.host_id[0], 103, &t, s.now[0]);
+		sim_tick(&s, 10.5);
+		v = sim_find_v(&s, TP, AN_V_NEW);
+		CHECK(v && v->role == AN_ROOT);
+		CHECK(v && (strstr(v->text, "its peers completed every one it entered") != NULL) ==
+		      (past == 1));
+		if (past) {
+			CHECK(v && !strcmp(sim_culprits(v), "3"));
+			CHECK(v && v->cls == AN_H3 && v->t4 == AN_T4_GPU_NOT_READY);
+		}
+		sim_fini(&s);
+	}
+}
+
 /*
  * A node that dies whole (a fleet node's agent and ranks at once): its
  * clock stops with its records.  Rank 0 (host 0) waits in an all-reduce
@@ -704,6 +778,7 @@ int main(void)
 	test_p2p_from_attach_mismatch();
 	test_coll_from_attach();
 	test_gpu_stuck_outside();
+	test_gpu_stuck_unplaced();
 	test_silent_node(false);
 	test_silent_node(true);
 	return check_finish("test_an_h1");
