@@ -812,19 +812,10 @@ static uint32_t sends_left_elsewhere(const struct an *an, const struct an_comm *
 }
 
 /*
- * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
- * Table 4 names the state.  Network evidence (a send that left and was
- * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
- * that waits for the network cannot consume other data either; a GPU
- * that holds received data and waits for nobody is the GPU culprit.
- * Between the two ends of stuck flows (a 2-rank comm has nothing else)
- * the rank whose own sends left and were never delivered is the cause.
- */
-/*
  * Some ranks' GPUs are in a p2p op of C launched before its open
  * collective (their subs of the pair live, of the collective open: posted
- * behind it) while others' are in that
- * collective: the collective waits for them, and its flows toward them
+ * behind it) while others' are in that collective: the collective waits
+ * for them, and its flows toward them
  * (data a GPU has not produced, sends to a rank not in it) say nothing of
  * the fault; the pair they are in holds the comm (random job 1233: a
  * pipeline send/recv then an all-reduce on one comm; the all-reduce's
@@ -863,6 +854,15 @@ static bool pair_before_round(const struct an *an, const struct an_comm *c, int6
 	return in_pair && in_round;
 }
 
+/*
+ * Mycroft 5.2/5.3: the flows that fail to complete, aggregated per rank;
+ * Table 4 names the state.  Network evidence (a send that left and was
+ * never delivered) outranks GPU evidence, since a GPU blocked in a kernel
+ * that waits for the network cannot consume other data either; a GPU
+ * that holds received data and waits for nobody is the GPU culprit.
+ * Between the two ends of stuck flows (a 2-rank comm has nothing else)
+ * the rank whose own sends left and were never delivered is the cause.
+ */
 bool loc_t4(struct an *an, struct an_comm *c, struct an_status *st)
 {
 	struct pick gpu = { .rank = -1 }, net = { .rank = -1 };
