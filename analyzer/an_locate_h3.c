@@ -815,9 +815,9 @@ static uint32_t sends_left_elsewhere(const struct an *an, const struct an_comm *
  * Some ranks' GPUs are in a p2p op of C launched before its open
  * collective (their subs of the pair live, of the collective open: posted
  * behind it) while others' are in that collective: the collective waits
- * for them, and its flows toward them
- * (data a GPU has not produced, sends to a rank not in it) say nothing of
- * the fault; the pair they are in holds the comm (random job 1233: a
+ * for them, and its flows toward them (data a GPU has not produced, sends
+ * to a rank not in it) say nothing of the fault; the pair they are in
+ * holds the comm (random job 1233: a
  * pipeline send/recv then an all-reduce on one comm; the all-reduce's
  * ends were named for the stalled GPU of the pair's sender).
  */
@@ -840,7 +840,9 @@ static bool pair_before_round(const struct an *an, const struct an_comm *c, int6
 			in_round = true;
 			continue;
 		}
-		for (i = 0; !an_coll_op(pr->gpu_op) && i < rk->nsubs; i++) {
+		if (an_coll_op(pr->gpu_op))
+			continue;	/* in another collective, not a pair */
+		for (i = 0; i < rk->nsubs; i++) {
 			const struct an_progress *p = &rk->subs[i];
 
 			if (p->op == pr->gpu_op && sub_open(p) && sub_live(an, c, rk, p, seq))

@@ -216,18 +216,18 @@ static void emit_chain_root(struct an *an, struct an_comm *h, int32_t hk,
 }
 
 /*
- * No peer is behind in p2p comm H, but C's straggler CRANK itself entered
- * its side of their ops late (slow_p2p_self_late): its own GPU made them
- * late, it is the straggler, and C's verdict CV a root that says so (random job
- * 35: PP 2 x DP 4, rank 4's GPU 4.4x slower; its DP comm's verdicts named
- * it, cascades of the pipeline comm, where its peer rank 0 entered on
- * time: no root at all).  True then.
+ * No peer is behind in p2p comm H, but C's straggler, rank X there, itself
+ * entered its side of their ops late (slow_p2p_self_late): its own GPU made
+ * them late, it is the straggler, and C's verdict CV a root that says so
+ * (random job 35: PP 2 x DP 4, rank 4's GPU 4.4x slower; its DP comm's
+ * verdicts named it, cascades of the pipeline comm, where its peer rank 0
+ * entered on time: no root at all).  True then.
  */
 static bool p2p_self_late(struct an *an, const struct an_comm *h, const struct an_comm *c,
-			  int32_t crank, struct an_verdict *cv, double lead)
+			  int32_t x, struct an_verdict *cv, double lead)
 {
-	int32_t x = member_of(an, h, c, crank), peer = -1;
-	double late = slow_p2p_self_late(an, h, c, crank, lead, &peer);
+	int32_t peer = -1;
+	double late = slow_p2p_self_late(an, h, x, lead, &peer);
 	char hex[24];
 
 	if (an->debug)
@@ -272,7 +272,7 @@ static bool p2p_chain(struct an *an, struct an_comm *h, const struct an_comm *c,
 			": rank %d's peer behind there: %d (%.1f ms late, lead here %.1f ms)\n",
 			c->hash, h->hash, x, q, late / 1e6, lead / 1e6);
 	if (q < 0)
-		return own && p2p_self_late(an, h, c, crank, cv, lead);
+		return own && p2p_self_late(an, h, c, x, cv, lead);
 	if (!p || !slow_state(an, h))
 		return false;
 	v = calloc(1, sizeof(*v));

@@ -609,12 +609,13 @@ bool slow_p2p_late(const struct an *an, const struct an_comm *h, const struct an
 int32_t slow_p2p_behind(const struct an *an, const struct an_comm *h, const struct an_comm *c,
 			int32_t rank, double lead_ns, double *late_ns, int64_t *op, int *fn);
 /*
- * C's straggler RANK entered its own side of its matched ops in p2p comm H
- * LEAD_NS / 2 or more after its peer there (PEER: its rank in H), in most
- * of them: its mean lateness, else NAN
+ * Rank X of p2p comm H (-1: none) entered its own side of its matched ops
+ * LEAD_NS / 2 or more after a peer there, in most of them, and no peer
+ * kept it waiting (PEER: the peer it kept waiting most, its rank in H):
+ * its mean lateness, else NAN
  */
-double slow_p2p_self_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
-			  int32_t rank, double lead_ns, int32_t *peer);
+double slow_p2p_self_late(const struct an *an, const struct an_comm *h, int32_t x,
+			  double lead_ns, int32_t *peer);
 /*
  * Where C's rounds grew by EXTRA_NS and no arrival in C explains it: the one
  * process among C's ranks that keeps a p2p peer waiting in some comm (it

@@ -695,16 +695,10 @@ static double p2p_keeps_waiting(const struct an *an, const struct an_comm *h, in
 	return late;
 }
 
-/*
- * The mirror of slow_p2p_behind: C's straggler RANK itself kept its p2p
- * peers in comm H waiting (p2p_keeps_waiting at LEAD_NS / 2): it made those
- * ops late, no peer did.  Its mean lateness (PEER: the peer it kept
- * waiting most, its rank in H), else NAN.
- */
-double slow_p2p_self_late(const struct an *an, const struct an_comm *h, const struct an_comm *c,
-			  int32_t rank, double lead_ns, int32_t *peer)
+/* the mirror of slow_p2p_behind: p2p_keeps_waiting at LEAD_NS / 2 */
+double slow_p2p_self_late(const struct an *an, const struct an_comm *h, int32_t x,
+			  double lead_ns, int32_t *peer)
 {
-	int32_t x = member_of(an, h, c, rank);
 	struct p2p_lag g;
 
 	if (x < 0 || !(lead_ns > 0))
