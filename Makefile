@@ -254,11 +254,13 @@ demo: deps
 	$(Q)tests/demo.sh
 
 # the node agent under 30 minutes of job churn (CCLD_SOAK_S), memory sampled
-# into build/soak.csv; not part of make test
+# into build/soak.csv, the long clean run of test_hang_nofalse and every
+# fuzzer for 120 s (make test: 10); not part of make test
 soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/soak.sh
 	$(Q)CCLD_NOFALSE_SECS=300 CCLD_NOFALSE_PAUSE=300:20 CCLD_NOFALSE_BARRIER_S=60 tests/e2e/test_hang_nofalse.sh
+	$(Q)CCLD_FUZZ_SECONDS=120 tests/run.sh tests/fuzz/test_fuzz_
 
 # every e2e scenario 5 times plain and 3 times under a bounded CPU load
 # (tests/repeat.sh; hours on 2 cores: FLAKE_TESTS picks a part), rows

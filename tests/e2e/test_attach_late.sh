@@ -73,12 +73,13 @@ for p in plain pytorch; do
 	[ $p = pytorch ] && skip=tp1
 	# a CPU hang reads the same (a launch counter, a thread in pause()) and
 	# a count or op type mismatch the same way (a proxy op, NCCL's
-	# per-function counts) whatever the pattern: each runs once
+	# per-function counts) whatever the pattern: each runs once (the
+	# PyTorch count mismatch below, with its comms found by the scan: how
+	# the comms are found, NCCL's array, is every other scenario's)
 	[ $p = pytorch ] && scenario cpu-hang $p "--hang 5:20" "--class H1 --culprits 5"
 	# plain: the exited rank stays a zombie; pytorch: the launcher reaped it
 	ZOMBIE=$([ $p = plain ] && echo 1) scenario exit $p "--exit 6:20" "--class H1 --culprits 6"
 	scenario skip $p "--skip 3:20:$skip" "--class H1 --culprits 3"
-	[ $p = pytorch ] && scenario count $p "--mismatch 3:20:count" "--class H2 --culprits 3 --kind world"
 	[ $p = plain ] && scenario optype $p "--mismatch 3:20:op" "--class H2 --culprits 3 --kind world"
 	scenario netstall $p "" "--class H3 --culprits 3 --seq none" "netstall rank=3 after_ms=1500"
 	scenario gpustall $p "" "--class H3 --culprits 5 --seq none" "gpustall rank=5 after_ms=1500"

@@ -6,7 +6,7 @@
 #  - calls: every call after the attach exactly once, NCCL's seq on every
 #    collective, p2p counted from the attach and labelled so
 #    (check_midrun.py against the job's own call log), both workload
-#    patterns;
+#    patterns (the plain one in subset-calls);
 #  - a subset of the ranks first, the rest later: two recorders attached
 #    ~60 steps apart, their captures replayed together give the same, and
 #    p2p counters that started at different moments never make a verdict
@@ -158,7 +158,9 @@ slow() {
 	echo "$name: ok"
 }
 
-calls calls-plain plain
+# the plain pattern's calls after a mid-run attach are subset-calls' (each
+# of its two recorders' calls checked the same way, from their captures);
+# the live output's, here with the PyTorch pattern
 calls calls-pytorch pytorch
 subset subset-calls "--steps 600 --compute-ms 5" ""
 # faults at step 400: the attach (at step 60) is long done by then
