@@ -7,7 +7,9 @@
 #
 # Two phases:
 #  1. tests that time nothing and load no BPF (unit tests, fuzzers, the
-#     manifests) run CCLD_TEST_JOBS at a time (default: one per CPU);
+#     manifests, and the scripts with a line "# run.sh: parallel": the
+#     stand-in's own and the fleet transport's) run CCLD_TEST_JOBS at a
+#     time (default: one per CPU);
 #  2. the others, one at a time: they trace jobs and time them.
 # Isolation: every process a test starts inherits CCLD_TEST_RUN; a test
 # that leaves one behind, or (phase 2) leaves a ccld BPF program, a uprobe
@@ -35,7 +37,14 @@ for t in build/tests/bin/test_* tests/*/test_*.sh; do
 	[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
 	case "$t" in
 	build/tests/bin/* | tests/fuzz/* | tests/deploy/*) parallel+=("$t") ;;
-	*) serial+=("$t") ;;
+	*)
+		# a script that loads no BPF and whose time bounds are loose
+		# enough for a shared CPU says so in a line of its own
+		if grep -q '^# run.sh: parallel$' "$t"; then
+			parallel+=("$t")
+		else
+			serial+=("$t")
+		fi ;;
 	esac
 done
 

@@ -15,6 +15,7 @@
 #  5. unreachable and malformed URLs: one clear error line each
 #  6. GET /metrics on a port picked by the kernel: valid text format 0.0.4
 #  7. verdict dedupe: fs_claim_once lets one publisher win
+# run.sh: parallel
 . "$(dirname "$0")/../lib.sh"
 DRV=$TOP/build/tests/fleet/fleet_stream_drv
 PARSE=$TOP/tests/fleet/prom_parse.py

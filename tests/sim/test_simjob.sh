@@ -5,6 +5,7 @@
 # all its ranks, every collective seq seen on every rank with one signature.
 # Also: an injected mismatch or skip hangs (never completes), and wrong
 # usage is refused.
+# run.sh: parallel
 . "$(dirname "$0")/../lib.sh"
 JOB=$BIN/ccld-simjob
 [ -x "$JOB" ] || fail "ccld-simjob not built (make sim)"
@@ -80,9 +81,10 @@ CCLD_SIM_TRANSPORT=socket "$JOB" --ranks 2 --steps 400 --compute-ms 5 --timeout 
 	--pidfile "$TMP/sock.pids" >"$TMP/sock2.out" 2>&1 &
 sj=$!
 WAIT_S=20 wait_for test -s "$TMP/sock.pids" || fail "no pidfile"
-sleep 0.5
 pid0=$(awk '$1 == 0 {print $2}' "$TMP/sock.pids")
-n=$(ls -l "/proc/$pid0/fd" 2>/dev/null | grep -c socket:)
+# its listener and connections, once made (on a busy CPU not at once)
+sockets() { n=$(ls -l "/proc/$pid0/fd" 2>/dev/null | grep -c socket:); [ "$n" -ge 3 ]; }
+WAIT_S=10 wait_for sockets
 wait $sj || fail "socket transport (2 ranks) failed: $(tail -2 "$TMP/sock2.out")"
 [ "$n" -ge 3 ] || fail "rank 0 has $n sockets, want a listener and connections"
 echo "socket transport: results ok, rank 0 held $n sockets"
