@@ -30,8 +30,10 @@ trap 'rm -f "$results"' EXIT
 jobs_n=${CCLD_TEST_JOBS:-$(nproc)}
 run_start=$(date +%s)
 
+# phase 1's longest first (the scripts, then the fuzzers, then the unit
+# tests): none is left running alone at the end
 parallel=() serial=()
-for t in build/tests/bin/test_* tests/*/test_*.sh; do
+for t in tests/*/test_*.sh build/tests/bin/test_*; do
 	[ -x "$t" ] || continue
 	case "$t" in *.d|*.o) continue ;; esac
 	[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
