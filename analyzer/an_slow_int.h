@@ -273,13 +273,27 @@ struct an_slow {
 	uint32_t survey_need;	/* rounds with every arrival it waits for */
 	bool survey_open;	/* its incident is open ... */
 	enum an_class survey_cls;	/* ... of this class (S1, S2) ... */
-	int32_t survey_rank;	/* ... naming this rank ... */
+	int32_t survey_rank;	/* ... naming this rank (the first of a block) ... */
+	bool survey_block;	/* ... of a block arriving last together ... */
 	uint64_t survey_onset;	/* ... since this survey began ... */
 	uint64_t survey_next;	/* ... and is surveyed again from then */
 	int32_t survey_p2p;	/* 1 + the rank a survey found late in p2p ops, 0 */
 	bool survey_link_only;	/* its rounds' starts are known: a slow link only */
 	bool survey_recheck_parts;	/* its open incident may be asked about by parts */
 	int32_t survey_link;	/* 1 + the rank such a survey found slow, asked about again; 0 */
+	/*
+	 * ns between its judged rounds (consecutive seqs), exponentially, the
+	 * level when its latest survey began (0 unknown), and since when the
+	 * rounds have come RESURVEY_RISE times further apart than that (0)
+	 */
+	double iv_mean;
+	uint32_t iv_n;
+	int64_t iv_prev_seq;
+	uint64_t iv_prev_t;
+	double survey_iv;
+	uint64_t iv_high_t;
+	double resurvey_rise;	/* the rise that asked for this survey, 0 none ... */
+	double resurvey_extra;	/* ... ns more between rounds than before it */
 	/* the open CCL-D incident's culprit was found so (its updates say it too) */
 	struct slow_p2p_found said_p2p;
 	int32_t said_p2p_rank;
@@ -739,6 +753,13 @@ bool slow_rise_sampled(struct an *an, struct an_comm *c, uint64_t now);
  * where due
  */
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd);
+/*
+ * C's judged round SEQ ended at T_END (SAMPLING: C's sample is on): true
+ * where C was surveyed, nothing found, and its rounds have come
+ * RESURVEY_RISE times further apart than when that survey began for a
+ * second (S->resurvey_rise says how much): it is due for another
+ */
+bool slow_survey_rose(struct an_slow *s, int64_t seq, uint64_t t_end, bool sampling);
 /* a survey's sample has too few rounds yet (NOW: its clock) */
 bool slow_survey_short(const struct an_slow *s, uint64_t now);
 /*

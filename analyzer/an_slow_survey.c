@@ -25,6 +25,21 @@
 #define SURVEY_EVERY_NS	30000000000ull	/* an open incident surveyed again */
 #define SURVEY_AGAIN_NS	1000000000ull	/* a late p2p stage asked about again */
 #define SURVEY_FIRST_SEQ	16	/* the comm's rounds before the first seen, at least */
+/*
+ * A comm surveyed with no straggler found whose rounds come this much
+ * further apart than when the survey began, for RESURVEY_HOLD_NS and
+ * RESURVEY_ROUNDS judged rounds, is surveyed again (the level then is the
+ * new one): attached shortly before a slowdown, CCL-D learns its baseline
+ * on the slow job, and a comm whose rounds' ends are shared with later ops
+ * has none at all.  Three seconds: CCL-D, the rise and the comparable
+ * group answer a slowdown sooner, each with a sample of its own, which a
+ * survey taking the hooks first would hold back (random jobs 228, 343
+ * and 1065 replayed: their roots lost with one second).
+ */
+#define RESURVEY_RISE	1.5
+#define RESURVEY_HOLD_NS	3000000000ull
+#define RESURVEY_ROUNDS	8
+#define IV_DECAY	(1.0 / 8)	/* the mean interval between rounds, exponentially */
 
 /* C's rounds began before ccld came (its seqs count from the attach, or start late) */
 static bool came_late(const struct an_comm *c)
@@ -46,11 +61,52 @@ static uint32_t survey_rounds(int32_t nranks)
 	return n < SURVEY_ROUNDS ? SURVEY_ROUNDS : n;
 }
 
+bool slow_survey_rose(struct an_slow *s, int64_t seq, uint64_t t_end, bool sampling)
+{
+	/*
+	 * the interval between consecutive judged rounds, kept as a mean; a
+	 * rise holds only over rounds judged one after another
+	 */
+	if (s->iv_prev_t && seq == s->iv_prev_seq + 1 && t_end > s->iv_prev_t) {
+		double d = (double)(t_end - s->iv_prev_t);
+
+		s->iv_mean = s->iv_n ? s->iv_mean + IV_DECAY * (d - s->iv_mean) : d;
+		s->iv_n++;
+	} else {
+		s->iv_high_t = 0;
+	}
+	s->iv_prev_seq = seq;
+	s->iv_prev_t = t_end;
+	/* surveyed with nothing found or asked, its rounds far further apart */
+	if (!s->surveyed || s->survey_open || s->survey_p2p || s->survey_link || sampling ||
+	    !(s->survey_iv > 0) || s->iv_n < RESURVEY_ROUNDS ||
+	    !(s->iv_mean >= RESURVEY_RISE * s->survey_iv)) {
+		s->iv_high_t = 0;
+		return false;
+	}
+	if (!s->iv_high_t)
+		s->iv_high_t = t_end;
+	if (t_end - s->iv_high_t < RESURVEY_HOLD_NS)
+		return false;
+	s->iv_high_t = 0;
+	s->resurvey_rise = s->iv_mean / s->survey_iv;
+	s->resurvey_extra = s->iv_mean - s->survey_iv;
+	return true;
+}
+
 void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round *rd)
 {
 	struct an_slow *s = c->slow;
 	bool whole, base;
 
+	if (slow_survey_rose(s, rd->seq, rd->t_end, c->sampling)) {
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " seq %" PRId64 ": rounds"
+				" %.2f ms apart against %.2f ms when its survey began:"
+				" surveyed again\n", c->hash, rd->seq, s->iv_mean / 1e6,
+				s->survey_iv / 1e6);
+		s->surveyed = false;
+	}
 	if (s->surveyed && !s->survey_open && !s->survey_p2p && !s->survey_link)
 		return;		/* once per comm: the common case, first */
 	/*
@@ -103,6 +159,11 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 			(s->survey_p2p ? s->survey_p2p : s->survey_link) - 1,
 			s->survey_p2p ? "p2p entries were late" : "send steps were slow");
 	s->surveyed = true;
+	/* the level a later rise is measured against (a fresh one from now) */
+	if (!s->survey_open && !s->survey_p2p && !s->survey_link) {
+		s->survey_iv = s->iv_n >= RESURVEY_ROUNDS ? s->iv_mean : 0;
+		s->iv_n = 0;
+	}
 	/*
 	 * Where the rounds' starts are known the peer comparison finds a
 	 * straggler with no history; a slow link shows only in step hooks'
@@ -238,6 +299,8 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 			shared ? ", its GPU shared with another rank of the comm" : "",
 			named && !held ? "a straggler" : "none", link);
 	struct slow_p2p_found f;
+	char again[96] = "";
+	uint32_t blk = 0;	/* ranks in a block arriving last, 0 none */
 	int32_t p2p = -1, asked = s->survey_p2p - 1;	/* the rank asked about again */
 	int32_t asked_link = s->survey_link - 1;
 	bool more;
@@ -287,10 +350,31 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 				p2p, f.peer, f.comm, f.late_ns / 1e6, f.late_pairs, f.pairs,
 				iv / 1e6);
 	}
+	/*
+	 * Surveyed again because its rounds came far further apart, and no one
+	 * rank stands out: a block of ranks arriving last together, by the
+	 * survey's lead (random job 324: ranks 0 and 1, one host's, whose
+	 * comm with each other is intra-node, last in 20 of 20 rounds of the
+	 * world comm after rank 1's compute slowed; none in 32 before)
+	 */
+	if (link < 0 && (!named || held) && p2p < 0 && s->resurvey_rise > 0 && !s->samp_in &&
+	    s->arr_rounds >= s->survey_need && iv > 0) {
+		/* its lead explains a quarter of the rise at least, as a rise sample's must */
+		double extra = s->resurvey_extra;
+
+		blk = extra > 0 ? slow_arrival_block(c, extra, &s->blk_lead) : 0;
+		if (an->debug)
+			fprintf(stderr, "an: slow comm %016" PRIx64 " survey: a block of %u"
+				" ranks arriving last together, %.2f ms ahead (the rise %.2f ms)\n",
+				c->hash, blk, blk ? s->blk_lead / 1e6 : 0, extra / 1e6);
+		if (blk && !(s->blk_lead >= SURVEY_LEAD_MIN_NS))
+			blk = 0;
+	}
 	if (s->survey_open) {
 		if (s->survey_cls == AN_S2 ?
 		    end == s->survey_rank ||
 		    (named && !held && slow_tcp_echo(an, c, AN_S1) == s->survey_rank) :
+		    s->survey_block ? blk && slow_block_first(c) == s->survey_rank :
 		    (named && !held ? rank : p2p) == s->survey_rank)
 			return false;		/* still slow: the incident stays open */
 		if (more)
@@ -321,6 +405,8 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 		p2p = -1;
 	} else if (named && !held) {
 		p2p = -1;	/* its GPU arrives last: that says it */
+	} else if (blk) {
+		rank = slow_block_first(c);	/* one of them: undetermined */
 	} else if (p2p < 0 || (asked >= 0 && p2p != asked)) {
 		if (more) {
 			/* the next part's sample is the same survey: what it asks, too */
@@ -347,27 +433,38 @@ bool slow_survey_sampled(struct an *an, struct an_comm *c, uint64_t now)
 	}
 	/* a p2p straggler's evidence is not who arrives last: no echo there */
 	vcls = cls;
-	cul = p2p < 0 ? slow_sampled_culprit(an, c, &vcls, rank) : rank;
+	cul = p2p < 0 && !blk ? slow_sampled_culprit(an, c, &vcls, rank) : rank;
 	v = slow_nohist_frame(an, c, &s->pend, now, vcls, cul, false, 0, &root);
 	s->survey_open = true;
+	s->survey_block = blk > 0;
 	s->survey_cls = v->cls;
 	s->survey_rank = cul;
 	s->survey_recheck_parts = v->cls == AN_S2 || p2p >= 0;
 	if (asked < 0 && asked_link < 0)
 		s->survey_onset = s->samp_t0;
 	v->onset_ns = s->survey_onset;	/* the slowdown began before: unknown */
+	if (s->resurvey_rise > 0)
+		snprintf(again, sizeof(again), ", asked for when its rounds came %.1fx"
+			 " further apart than at its survey before", s->resurvey_rise);
+	else
+		snprintf(again, sizeof(again), ", and a baseline learned on the job as"
+			 " it is shows no slowdown that began before");
 	an_text(v, "comm %016" PRIx64 " has a %s, found by a survey of %u of its"
-		" rounds with step hooks (one every %.2f ms): %s, and a baseline"
-		" learned on the job as it is shows no slowdown that began before",
+		" rounds with step hooks (one every %.2f ms): %s%s",
 		c->hash, cls == AN_S2 ? "slow link" : "straggler", s->arr_rounds, iv / 1e6,
 		s->survey_link_only ?
 		"only step hooks show how long its sends spend in the network" :
 		"its CPUs queue their calls ahead of their GPUs, so no round shows who"
-		" arrives last without them");
+		" arrives last without them", again);
+	if (s->resurvey_rise > 0)
+		an_val_f(v, "resurvey_rise", s->resurvey_rise);
 	s->arr_held_by = 0;
 	if (p2p >= 0) {
 		slow_p2p_evidence(v, rank, &f);
 		an_val_i(v, "s1_rank", rank);
+	} else if (blk) {
+		s->blk_parts = false;
+		slow_block_evidence(an, c, v, (double)(now - s->samp_t0) / 1e9);
 	} else if (cls == AN_S2) {
 		slow_sampled_cause(an, c, v, AN_S2, link, lat, lat_med, root);
 		an_net_note(an, c, v);

@@ -551,9 +551,9 @@ static void test_p2p_straggler_attached_not(void)
  */
 struct survey {
 	struct an_slow s;
-	uint32_t last[8], held[8];
-	double gap[8], gmax[8];
-	uint64_t holder[8];
+	uint32_t last[8], held[8], blk[8];
+	double gap[8], gmax[8], blk_gap[8];
+	uint64_t holder[8], blk_holder[8];
 };
 
 static struct an_comm *survey_world(struct job *j, struct survey *sv)
@@ -570,6 +570,9 @@ static struct an_comm *survey_world(struct job *j, struct survey *sv)
 	sv->s.arr_gmax = sv->gmax;
 	sv->s.arr_held = sv->held;
 	sv->s.arr_holder = sv->holder;
+	sv->s.arr_blk = sv->blk;
+	sv->s.arr_blk_gap = sv->blk_gap;
+	sv->s.arr_blk_holder = sv->blk_holder;
 	sv->s.arr_rounds = sv->s.survey_need = 40;
 	sv->s.arr_t1 = j->t;
 	sv->s.arr_t0 = j->t - 39 * 40 * MS;
@@ -673,6 +676,103 @@ static void test_survey_p2p_burst(void)
 		w->slow = NULL;
 	}
 	job_fini(&j);
+}
+
+/*
+ * Surveyed with nothing found while its rounds came 20 ms apart (random job
+ * 324: attached 1.5 s before a rank's compute slowed, the world comm
+ * learned its baseline on the slow job, its rounds 12 -> 31 ms): rounds
+ * 35 ms apart for 3 s ask for another survey; the same level, a rise
+ * shorter than that, or a rise broken by rounds not judged do not
+ */
+static void test_survey_rose(void)
+{
+	struct an_slow s;
+	uint64_t t = 1000 * MS;
+	int64_t seq = 100;
+	bool rose = false;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	s.surveyed = true;
+	s.survey_iv = 20.0 * MS;
+	for (i = 0; i < 100; i++)	/* 2 s at the survey's level */
+		CHECK(!slow_survey_rose(&s, seq++, t += 20 * MS, false));
+	for (i = 0; i < 80 && !rose; i++)	/* 1.75x: 2.8 s, 1.5x reached after 0.3 s */
+		rose = slow_survey_rose(&s, seq++, t += 35 * MS, false);
+	CHECK(!rose);
+	/* rounds not judged for 2 s (another comm's sample): the hold starts again */
+	seq += 60;
+	for (i = 0; i < 80 && !rose; i++)
+		rose = slow_survey_rose(&s, seq++, t += (i ? 35 : 2000) * MS, false);
+	CHECK(!rose);
+	for (i = 0; i < 10 && !rose; i++)
+		rose = slow_survey_rose(&s, seq++, t += 35 * MS, false);
+	CHECK(rose);
+	CHECK(s.resurvey_rise > 1.5 && s.resurvey_rise < 1.8);
+	/* not while a survey's incident is open, nor while sampling */
+	s.survey_open = true;
+	for (i = 0; i < 60; i++)
+		CHECK(!slow_survey_rose(&s, seq++, t += 35 * MS, false));
+	s.survey_open = false;
+	for (i = 0; i < 60; i++)
+		CHECK(!slow_survey_rose(&s, seq++, t += 35 * MS, true));
+}
+
+/*
+ * A survey's sample in which no one rank is last (ranks 0 and 1 split the
+ * 40 rounds) but the two reach every op together 7 ms after the others (a
+ * round every 40 ms): asked for by a rise of 20 ms between rounds, S1
+ * naming both, which one undetermined (random job 324); a first survey,
+ * with no rise to explain, names nobody (a pipeline stage that always comes
+ * last looks the same)
+ */
+static void survey_block(bool rose)
+{
+	struct survey sv;
+	struct an_comm *w;
+	struct job j;
+	int g;
+
+	job_init(&j);
+	w = survey_world(&j, &sv);
+	if (!w) {
+		job_fini(&j);
+		return;
+	}
+	for (g = 0; g < 2; g++) {
+		sv.last[g] = g ? 22 : 18;
+		sv.gap[g] = sv.last[g] * 0.5 * MS;
+		sv.gmax[g] = 0.6 * MS;
+		sv.blk[g] = 40;
+		sv.blk_gap[g] = 40 * 7.0 * MS;
+	}
+	sv.s.blk_rounds = 40;
+	if (rose) {
+		sv.s.resurvey_rise = 2.0;
+		sv.s.resurvey_extra = 20.0 * MS;
+	}
+	slow_survey_sampled(j.s.an, w, j.t);
+	if (rose) {
+		CHECK_INT(j.s.nv, 1);
+		CHECK_INT(j.s.v[0].cls, AN_S1);
+		CHECK_INT(j.s.v[0].ncul, 2);
+		CHECK_INT(j.s.v[0].cul[0].rank, 0);
+		CHECK_INT(j.s.v[0].cul[1].rank, 1);
+		CHECK(strstr(j.s.v[0].text, "which one is undetermined") != NULL);
+		CHECK(sv.s.survey_open && sv.s.survey_block);
+	} else {
+		CHECK_INT(j.s.nv, 0);
+		CHECK(!sv.s.survey_open);
+	}
+	w->slow = NULL;
+	job_fini(&j);
+}
+
+static void test_survey_block_after_rise(void)
+{
+	survey_block(true);
+	survey_block(false);
 }
 
 /* the survey's sample: global 5's GPU last in 36 of 40 rounds, 12 ms behind */
@@ -1142,6 +1242,8 @@ int main(void)
 	test_p2p_straggler_attached_not();
 	test_survey_p2p_asked_again();
 	test_survey_p2p_burst();
+	test_survey_rose();
+	test_survey_block_after_rise();
 	test_survey_gpu_own();
 	test_survey_last_when_waited();
 	test_survey_others_waited();
