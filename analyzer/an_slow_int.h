@@ -756,8 +756,8 @@ void slow_survey_round(struct an *an, struct an_comm *c, const struct slow_round
 /*
  * C's judged round SEQ ended at T_END (SAMPLING: C's sample is on): true
  * where C was surveyed, nothing found, and its rounds have come
- * RESURVEY_RISE times further apart than when that survey began for a
- * second (S->resurvey_rise says how much): it is due for another
+ * RESURVEY_RISE times further apart than when that survey began for
+ * RESURVEY_HOLD_NS (S->resurvey_rise says how much): it is due for another
  */
 bool slow_survey_rose(struct an_slow *s, int64_t seq, uint64_t t_end, bool sampling);
 /* a survey's sample has too few rounds yet (NOW: its clock) */
