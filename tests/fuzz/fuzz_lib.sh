@@ -4,6 +4,10 @@
 # all pass) and then for SECONDS from CORPUS_DIR.  A crash, leak, sanitizer
 # report, hang (10 s an input) or RSS above 2 GiB fails; its reproducer is
 # kept in build/tests/fuzz/artifacts/.  Prints the fuzzer's last lines.
+# Each script fuzzes for FUZZ_SECONDS (or a third or a sixth of it for the
+# small parsers): CCLD_FUZZ_SECONDS, 10 by default (make test), 120 in make
+# soak.
+FUZZ_SECONDS=${CCLD_FUZZ_SECONDS:-10}
 run_fuzzer() {
 	local name=$1 secs=$2 maxlen=$3 corpus=$4 fuzzer=$TOP/build/tests/fuzz/$1 rc a
 	local regress=$TOP/tests/fuzz/corpus/${1#fuzz_}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the capture reader for a bounded time (CCLD_FUZZ_SECONDS, default
-# 10) from a seed corpus: the committed seeds plus files that
+# Fuzzes the capture reader for a bounded time (CCLD_FUZZ_SECONDS,
+# fuzz_lib.sh's default) from a seed corpus: the committed seeds plus files that
 # tests/fuzz/gen_corpus.py writes from the format spec.  Any crash, leak,
 # sanitizer report, hang or disagreement between the memory and file readers
 # fails.  Builds nothing: `make` builds build/tests/fuzz/fuzz_capture.
@@ -24,4 +24,4 @@ for f in "$seeds"/*; do
 done
 
 # a block is at most 16 MiB, decoded once per reader: 2 GiB RSS bounds it
-run_fuzzer fuzz_capture "${CCLD_FUZZ_SECONDS:-10}" 65536 "$corpus"
+run_fuzzer fuzz_capture "$FUZZ_SECONDS" 65536 "$corpus"

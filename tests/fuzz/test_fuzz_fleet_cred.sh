@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the fleet auth and key file parsers (CCLD_FUZZ_SECONDS, default 10,
+# Fuzzes the fleet auth and key file parsers (CCLD_FUZZ_SECONDS, fuzz_lib.sh's default,
 # here a third of it: the parsers are small) from the documented forms.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/fuzz_lib.sh"
@@ -8,4 +8,4 @@ printf 's3cretpassword\n' >"$TMP/corpus/pass"
 printf '# the agents\n\nagent\tpw-1 \r\n' >"$TMP/corpus/acl"
 printf 'a b c\n' >"$TMP/corpus/three"
 head -c 33 /dev/urandom >"$TMP/corpus/key"
-run_fuzzer fuzz_fleet_cred $(( ${CCLD_FUZZ_SECONDS:-10} / 3 + 1 )) 512 "$TMP/corpus"
+run_fuzzer fuzz_fleet_cred $(( $FUZZ_SECONDS / 3 + 1 )) 512 "$TMP/corpus"

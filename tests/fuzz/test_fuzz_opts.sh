@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the option value parsers of ccld-trace and ccld-analyzer
 # (common/optparse.c: durations, counts, PID lists, I/N, sizes) for a sixth of
-# CCLD_FUZZ_SECONDS (default 10): they are tiny.  Seeds: values as the
+# CCLD_FUZZ_SECONDS (fuzz_lib.sh's default): they are tiny.  Seeds: values as the
 # docs (docs/cli.md) spell them and the awkward ones strtod and strtoul
 # take (exponents, inf, nan, hex, signs, blanks).
 . "$(dirname "$0")/../lib.sh"
@@ -17,4 +17,4 @@ for v in 0:30 0:0.5 0:1e300 0:inf 0:nan 0:0x1p4 0:-0 1:2 1:1e-9 1:' 5' 2:8 2:409
 	printf "\\$(printf %03o "${v%%:*}")%s" "${v#*:}" >"$c/seed-$i"
 	i=$((i + 1))
 done
-run_fuzzer fuzz_opts $(( ${CCLD_FUZZ_SECONDS:-10} / 6 + 1 )) 64 "$c"
+run_fuzzer fuzz_opts $(( $FUZZ_SECONDS / 6 + 1 )) 64 "$c"

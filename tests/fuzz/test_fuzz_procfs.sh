@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers of /proc text a traced process controls (maps, stat,
 # task syscall, cgroup, environ, mountinfo; tests/fuzz/fuzz_procfs.c) for a
-# third of CCLD_FUZZ_SECONDS (default 10): they are small.  Seeds: this
+# third of CCLD_FUZZ_SECONDS (fuzz_lib.sh's default): they are small.  Seeds: this
 # machine's own /proc files and hand-written lines of the kernel's formats
 # with the awkward cases (spaces and ')' in comm, " (deleted)", escapes).
 . "$(dirname "$0")/../lib.sh"
@@ -33,4 +33,4 @@ printf 'HOSTNAME=\0HOSTNAMEX=y\0HOSTNAME' | seed 4 environ-edge
 seed 5 mountinfo-self < <(head -n 1 /proc/self/mountinfo)
 printf '1234 1100 0:88 / / rw,relatime master:1 - overlay overlay rw,lowerdir=/var/lib/containerd/l/A:/var/lib/containerd/l/B,upperdir=/var/lib/containerd/u,workdir=/var/lib/containerd/w\n' | seed 5 mountinfo-overlay
 printf '36 35 98:0 /mnt1 /mnt\\040two rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n' | seed 5 mountinfo-escape
-run_fuzzer fuzz_procfs $(( ${CCLD_FUZZ_SECONDS:-10} / 3 + 1 )) 4096 "$c"
+run_fuzzer fuzz_procfs $(( $FUZZ_SECONDS / 3 + 1 )) 4096 "$c"
