@@ -75,8 +75,16 @@ static void test_plan(void)
 	CHECK_INT(p.usable, 0);
 	CHECK(!strncmp(p.reason, "ib_core module not loaded", 25));
 
-	/* loaded, but no kprobes and no module BTF */
+	/*
+	 * no /sys/module/ib_core (it has parameters: the directory is there
+	 * built in or loaded): kallsyms is not read at all
+	 */
 	put("proc/kallsyms", kallsyms);
+	rdma_plan_make(&p, root);
+	CHECK(!p.t[0].in_kallsyms && !p.t[3].in_kallsyms);
+	CHECK(!strncmp(p.reason, "ib_core module not loaded", 25));
+
+	/* loaded, but no kprobes and no module BTF */
 	put("sys/module/ib_core/refcnt", "1\n");
 	put("sys/module/ib_uverbs/refcnt", "1\n");
 	rdma_plan_make(&p, root);

@@ -202,15 +202,20 @@ static void update_hooks(struct proxy_live *pl, uint64_t now)
 
 	if (!pl->a->proxy_skel)
 		return;
+	/* the unwanted to the end of hooked[], then off together */
 	for (i = 0; i < pl->nhooked;) {
-		if (wanted(pl, pl->hooked[i])) {
+		uint32_t pid = pl->hooked[i];
+
+		if (wanted(pl, pid)) {
 			i++;
 			continue;
 		}
-		attacher_step_hooks_off(pl->a, (pid_t)pl->hooked[i], now);
-		schedwatch_forget(pl->sw, pl->hooked[i]);
+		schedwatch_forget(pl->sw, pid);
 		pl->hooked[i] = pl->hooked[--pl->nhooked];
+		pl->hooked[pl->nhooked] = pid;
 	}
+	if (pl->nhooked < was)
+		attacher_step_hooks_off(pl->a, pl->hooked + pl->nhooked, was - pl->nhooked, now);
 	if (was && !pl->nhooked)
 		hooks_went_off(pl, now, (uint32_t)was);
 	for (i = 0; i < pl->nsus; i++) {
@@ -314,8 +319,8 @@ void proxy_live_report(struct proxy_live *pl, uint64_t now_ns, FILE *f)
 	if (pl->nhooked) {
 		uint32_t n = (uint32_t)pl->nhooked;
 
-		while (pl->nhooked)
-			attacher_step_hooks_off(pl->a, (pid_t)pl->hooked[--pl->nhooked], now_ns);
+		attacher_step_hooks_off(pl->a, pl->hooked, pl->nhooked, now_ns);
+		pl->nhooked = 0;
 		hooks_went_off(pl, now_ns, n);
 	}
 	if (!pl->a->proxy_skel)

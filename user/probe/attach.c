@@ -678,15 +678,43 @@ static void step_links_free(struct step_links *sl)
 	free(sl);
 }
 
-void attacher_step_hooks_off(struct attacher *a, pid_t pid, uint64_t now_ns)
+/* moves N links to the end of ALL (*NALL of them); false: no memory */
+static bool links_take(struct ulink **all, int *nall, struct ulink *links, int n)
 {
-	struct step_links *sl = hmap_del(&a->step_links, hkey3((uint64_t)pid, 0, 0));
+	struct ulink *grown;
 
-	if (!sl)
-		return;
-	if (now_ns > sl->since_ns)
-		a->step_attach_ns += now_ns - sl->since_ns;
-	step_links_free(sl);
+	if (!n)
+		return true;
+	grown = realloc(*all, (*nall + n) * sizeof(**all));
+	if (!grown)
+		return false;
+	memcpy(grown + *nall, links, n * sizeof(*links));
+	*all = grown;
+	*nall += n;
+	return true;
+}
+
+void attacher_step_hooks_off(struct attacher *a, const uint32_t *pids, size_t n,
+			     uint64_t now_ns)
+{
+	struct ulink *all = NULL;
+	struct step_links *sl;
+	int nall = 0;
+	size_t i;
+
+	/* one close for all their links: the kernel's waits overlap */
+	for (i = 0; i < n; i++) {
+		sl = hmap_del(&a->step_links, hkey3((uint64_t)pids[i], 0, 0));
+		if (!sl)
+			continue;
+		if (now_ns > sl->since_ns)
+			a->step_attach_ns += now_ns - sl->since_ns;
+		if (links_take(&all, &nall, sl->links, sl->n))
+			sl->n = 0;
+		step_links_free(sl);
+	}
+	ulink_destroy_all(all, nall);
+	free(all);
 }
 
 static void free_lib(struct traced_lib *lib)
@@ -805,22 +833,39 @@ int attacher_release_unused(struct attacher *a, uint64_t now_ns, uint64_t after_
 
 void attacher_free(struct attacher *a)
 {
+	struct ulink *all = NULL;
+	struct step_links *sl;
+	int i, nall = 0;
 	struct hkey k;
 	size_t it = 0;
 	void *v;
-	int i;
 
 	reap_detach(a, true);
-	while (hmap_next(&a->step_links, &it, &k, &v))
-		step_links_free(v);
+	/*
+	 * every link in one ulink_destroy_all: the kernel's waits in their
+	 * closes overlap, where a library or a process at a time waited
+	 * for each in turn (a third of a second at each stop)
+	 */
+	while (hmap_next(&a->step_links, &it, &k, &v)) {
+		sl = v;
+		if (links_take(&all, &nall, sl->links, sl->n))
+			sl->n = 0;
+		step_links_free(sl);
+	}
 	hmap_free(&a->step_links);
 	for (it = 0; hmap_next(&a->pid_libs, &it, &k, &v);)
 		free(v);
 	hmap_free(&a->pid_libs);
 
-	for (i = 0; i < a->nlibs; i++)
-		if (a->libs[i])
-			free_lib(a->libs[i]);
+	for (i = 0; i < a->nlibs; i++) {
+		if (!a->libs[i])
+			continue;
+		if (links_take(&all, &nall, a->libs[i]->links, a->libs[i]->nlinks))
+			a->libs[i]->nlinks = 0;
+		free_lib(a->libs[i]);
+	}
+	ulink_destroy_all(all, nall);
+	free(all);
 	a->nlibs = 0;
 	hmap_free(&a->not_nccl);
 }

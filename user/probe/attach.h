@@ -130,7 +130,9 @@ struct traced_lib *attacher_lib(struct attacher *a, dev_t dev, ino_t ino);
  */
 int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 			   char *err, size_t errlen);
-void attacher_step_hooks_off(struct attacher *a, pid_t pid, uint64_t now_ns);
+/* off for the N processes PIDS, their links closed together */
+void attacher_step_hooks_off(struct attacher *a, const uint32_t *pids, size_t n,
+			     uint64_t now_ns);
 bool attacher_step_hooks_active(const struct attacher *a, pid_t pid);
 
 /*

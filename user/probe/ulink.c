@@ -252,9 +252,19 @@ void ubatch_free(struct ubatch *b)
 	memset(b, 0, sizeof(*b));
 }
 
+struct closer {
+	const int *fds;
+	int n, step;
+};
+
+/* closes fds[0], fds[step], fds[2 * step], ... */
 static void *close_main(void *arg)
 {
-	close((int)(intptr_t)arg);
+	const struct closer *c = arg;
+	int i;
+
+	for (i = 0; i < c->n; i += c->step)
+		close(c->fds[i]);
 	return NULL;
 }
 
@@ -262,28 +272,38 @@ static void *close_main(void *arg)
 
 void ulink_destroy_all(struct ulink *links, int n)
 {
+	struct closer c[ULINK_CLOSERS];
 	pthread_t th[ULINK_CLOSERS];
-	int started = 0, i;
+	int started = 0, nfds = 0, nthreads, i;
+	int *fds = calloc(n > 0 ? n : 1, sizeof(*fds));
 
 	for (i = 0; i < n; i++) {
 		if (links[i].link) {
 			bpf_link__destroy(links[i].link);
-			continue;
+			links[i].link = NULL;
+		} else if (links[i].fd >= 0) {
+			if (fds)
+				fds[nfds++] = links[i].fd;
+			else
+				close(links[i].fd);
 		}
-		if (links[i].fd < 0)
-			continue;
-		/*
-		 * The kernel waits for a grace period in each close: in threads
-		 * of their own, the closes share one (else closed here)
-		 */
-		if (started < ULINK_CLOSERS &&
-		    !pthread_create(&th[started], NULL, close_main,
-				    (void *)(intptr_t)links[i].fd))
+		links[i].fd = -1;
+	}
+	/*
+	 * The kernel waits for a grace period in each close: in threads of
+	 * their own, the closes share it.  Past ULINK_CLOSERS fds, each
+	 * thread closes every ULINK_CLOSERS-th; what a thread could not be
+	 * started for is closed here.
+	 */
+	nthreads = nfds < ULINK_CLOSERS ? nfds : ULINK_CLOSERS;
+	for (i = 0; i < nthreads; i++) {
+		c[i] = (struct closer){ .fds = fds + i, .n = nfds - i, .step = nthreads };
+		if (!pthread_create(&th[started], NULL, close_main, &c[i]))
 			started++;
 		else
-			close(links[i].fd);
-		links[i].fd = -1;
+			close_main(&c[i]);
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	free(fds);
 }
