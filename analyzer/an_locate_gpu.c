@@ -33,6 +33,32 @@ uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
 	return op;
 }
 
+/*
+ * RK's open ops known from memory only are of both id sequences, a
+ * collective and a p2p op: which one its GPU reached first, memory cannot
+ * say (the ids of one sequence are no order against the other, and a
+ * snapshot gives all its ops one time).  Random jobs 1336 and 1352: a GPU
+ * stalled before its pipeline send, placed in the all-reduce after it,
+ * looked like a rank that skipped the send.
+ */
+bool loc_mem_both_sequences(const struct an_rank *rk)
+{
+	bool coll = false, p2p = false;
+	uint32_t i;
+
+	for (i = 0; i < rk->nsubs; i++) {
+		const struct an_progress *p = &rk->subs[i];
+
+		if (!p->from_mem || !p->op || (p->nsteps && p->done >= p->nsteps))
+			continue;
+		if (an_coll_op(p->op))
+			coll = true;
+		else
+			p2p = true;
+	}
+	return coll && p2p;
+}
+
 /* the collective seq of RK's proxy sub P: its own, else by its op id; -1 not known */
 static int64_t sub_coll_seq(const struct an_rank *rk, const struct an_progress *p)
 {
@@ -503,7 +529,8 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 				sop[p - 1] = op;
 			}
 			if (h >= AN_HOLD_MEM) {
-				nmem[p - 1]++;
+				nmem[p - 1] += h == AN_HOLD_MEM &&
+						loc_mem_both_sequences(&c->r[r]) ? 2 : 1;
 				mc[p - 1] = c;
 				mop[p - 1] = op;
 				if (h >= AN_HOLD_MEM_AT) {
@@ -529,7 +556,8 @@ void an_locate_gpus(struct an *an, struct an_comm **cs, int n)
 		/*
 		 * Ops seen only in a look at memory have no launch time: the
 		 * GPU is at the one such op when it is all there is, and
-		 * unknown among several.
+		 * unknown among several (a comm whose open ops are of both id
+		 * sequences counts as two: loc_mem_both_sequences).
 		 */
 		if (nmem[p] == 1 && !best_t[p] && !unk_t[p]) {
 			gc[p] = mc[p];

@@ -73,11 +73,38 @@ static bool p2p_head(const struct an_rank *rk, const struct an_progress *p)
 	return true;
 }
 
+static const struct an_progress *peer_sub(struct an_comm *c, const struct an_progress *p,
+					  int32_t r, enum an_dir dir, int64_t seq);
+
+/*
+ * P2p sub P of RK, whose GPU's place is not known and whose open ops seen
+ * in memory are of both id sequences (loc_mem_both_sequences: which one
+ * it reached first, memory cannot say): its pair's other end's GPU is in
+ * the matching op.  That pair is evidence (random jobs 1336 and 1352: a
+ * GPU stalled before its pipeline send, its receiver waiting in the
+ * receive; the oldest-op rule took the collective, by id alone).
+ */
+static bool pair_peer_in_it(const struct an *an, const struct an_comm *c,
+			    const struct an_rank *rk, const struct an_progress *p, int64_t seq)
+{
+	const struct an_progress *q;
+	const struct an_proc *pq;
+
+	if (p->peer < 0 || p->peer >= c->nranks || !loc_mem_both_sequences(rk))
+		return false;
+	q = peer_sub((struct an_comm *)c, p, (int32_t)(rk - c->r),
+		     p->dir == AN_SEND ? AN_RECV : AN_SEND, seq);
+	pq = an_proc_of(an, &c->r[p->peer]);
+	return q && q->op && !an_coll_op(q->op) && sub_open(q) && pq && pq->gpu_known &&
+	       pq->gpu_comm == c && pq->gpu_op == q->op;
+}
+
 /*
  * A sub that is evidence for the round SEQ of C: of the op the process's
  * GPU executes where that is known (an_locate_gpu.c: ops queued behind it are
  * not late, they wait their turn; a send not yet produced by a GPU that is
- * elsewhere is no network fault), else of the rank's oldest open op.
+ * elsewhere is no network fault), else of the rank's oldest open op, or a
+ * pair whose other end's GPU waits in it (pair_peer_in_it).
  */
 static bool sub_live(const struct an *an, const struct an_comm *c,
 		     const struct an_rank *rk, const struct an_progress *p,
@@ -97,7 +124,7 @@ static bool sub_live(const struct an *an, const struct an_comm *c,
 		if (pr && pr->gpu_known && pr->gpu_comm)
 			return pr->gpu_comm == c && !an_coll_op(pr->gpu_op);
 		op = loc_open_op(rk, NULL);
-		return !op || !an_coll_op(op);
+		return !op || !an_coll_op(op) || pair_peer_in_it(an, c, rk, p, seq);
 	}
 	/* NCCL numbers a comm's collectives alike on every rank: the oldest
 	 * one open anywhere is the stuck one; later ones queue behind it */

@@ -129,5 +129,7 @@ bool loc_untouched(const struct an *an, const struct an_comm *c, const struct an
 
 /* an_locate_gpu.c: the rank's oldest proxy op with an unfinished sub, 0 none */
 uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first);
+/* its open ops seen in memory only are collectives and p2p ops both */
+bool loc_mem_both_sequences(const struct an_rank *rk);
 
 #endif

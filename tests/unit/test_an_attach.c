@@ -1176,6 +1176,55 @@ static void test_gpu_stall_behind_exchange(void)
 }
 
 /*
+ * Random jobs 1336 and 1352 (pytorch, a 4-stage pipeline on the world comm
+ * W, attached 1.3-1.5 s after rank 0's GPU stopped): every rank launched
+ * 21 collectives.  Rank 0's memory holds two open ops of W, of the two id
+ * sequences: its pipeline send to rank 1 (p2p op 0x3c) and the loss
+ * all-reduce (seq 20), nothing of either produced, the data of ranks 2
+ * and 3 waiting unconsumed.  Rank 1's GPU waits in the matching receive;
+ * ranks 2 and 3 are in seq 20 (their data reached ranks 0 and 1).  Which
+ * of its two ops rank 0's GPU is at, memory cannot say: an op id of one
+ * sequence is no order against the other.  Placed in the all-reduce (the
+ * one comm it waits in), the streams' orders looked crossed and rank 0
+ * "did not send" (H1); its GPU not ready is what the flows show (H3).
+ */
+static void test_gpu_stall_two_sequences(void)
+{
+	struct sim s;
+	const struct an_verdict *v;
+	struct an_progress p[8];
+	int r, q, n;
+
+	sim_init(&s, 3, 300);
+	sim_comm(&s, W, 4, NULL);
+	for (r = 0; r < 4; r++) {
+		sim_launched(&s, W, r, 21);
+		n = 0;
+		if (r < 2) {
+			/* the pipeline op: rank 0's send, rank 1's receive */
+			p[n] = sub(1 - r, r == 0 ? AN_SEND : AN_RECV, 4, 0, 0, 0, 0);
+			p[n++].op = 0x3c;
+		}
+		for (q = 0; q < 4; q++) {
+			if (q == r)
+				continue;
+			if (r < 2)
+				p[n++] = sub(q, AN_SEND, 4, 0, 0, 0, 20);
+			/* ranks 2 and 3 sent theirs; 0 and 1 nothing */
+			p[n++] = q < 2 ? sub(q, AN_RECV, 4, 0, 0, 0, 20) :
+					 sub(q, AN_RECV, 4, 4, 4, 0, 20);
+		}
+		snap(&s, W, r, p, (size_t)n);
+	}
+	sim_tick(&s, 3.5);
+	v = sim_find_v(&s, W, AN_V_NEW);
+	CHECK(v && v->role == AN_ROOT && v->cls == AN_H3);
+	CHECK(v && !strcmp(sim_culprits(v), "0"));
+	CHECK(v && v->t4 == AN_T4_GPU_NOT_READY);
+	sim_fini(&s);
+}
+
+/*
  * Rank 2's process was SIGSTOPped before the attach: the tracer says so
  * (its state at attach) before any record of its ranks.  H1, "process
  * stopped", not the "GPU not ready" its frozen proxy counters read as.
@@ -1255,6 +1304,7 @@ int main(void)
 	test_send_never_posted();
 	test_cycle_sender_unseen();
 	test_gpu_stall_behind_exchange();
+	test_gpu_stall_two_sequences();
 	test_stopped_before_attach();
 	test_wire();
 	return check_finish("test_an_attach");
