@@ -122,6 +122,13 @@
 #       receive from rank 0 starving, naming rank 1 (fix: a receive whose
 #       unseen sender is an H1's culprit stopped on its own is that H1's
 #       cascade, an_cascade.c)
+#   1336 pytorch, a 4-stage pipeline, attached 1.5 s after rank 0's GPU
+#       stopped: its proxy held its pipeline send to rank 1 and the loss
+#       all-reduce, nothing produced of either; placed in the all-reduce
+#       by the lower op id (collectives and p2p ops are two sequences), it
+#       "did not send" to rank 1, whose GPU waits in the receive: H1 (fix:
+#       such a GPU is not placed, and the pair whose other end waits in it
+#       counts, an_locate_gpu.c loc_mem_both_sequences, an_locate_h3.c)
 # Seed 1183 (plain, 4 ranks, DP 4 beside the world: a skipped loss
 # all-reduce, the DP comm's H1 named the three ranks that waited; fix: a
 # comm of C's size holding the same processes is counted against,
@@ -166,4 +173,4 @@
 # of 4, a pipeline send left out, traced from mid run: the crossing of the
 # two streams' orders was read from memory records only; test_an_attach
 # send_never_posted NS_SKIP_LIVE) likewise.
-CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148
+CCLD_TEST_NAME=test_fuzz_seeds exec "$(dirname "$0")/../scenarios/fuzz.sh" 35 5 30 19 45 24 12 8 234 16 184 185 299:undetermined 61:undetermined 118 180 1340 1126 1148 1336
