@@ -587,8 +587,9 @@ struct link_walk {
 
 /*
  * "nccl" anywhere in the first LEN bytes of S: the last four bytes read
- * kept in one word, one compare per byte (a compare per letter made the
- * verifier walk far more branches: a third of a second at each start)
+ * kept in one word, one compare per byte (with a compare per letter the
+ * verifier walked far more branches: this program's load took 0.39 s
+ * under strace, 0.15 s so)
  */
 static __always_inline bool name_has_nccl(const char *s, int len)
 {
