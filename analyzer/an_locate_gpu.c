@@ -21,7 +21,7 @@ uint64_t loc_open_op(const struct an_rank *rk, uint64_t *t_first)
 	for (i = 0; i < rk->nsubs; i++) {
 		const struct an_progress *p = &rk->subs[i];
 
-		if (!p->op || (p->nsteps && p->done >= p->nsteps))
+		if (!p->op || !sub_open(p))
 			continue;
 		if (!op || p->t_first < tf || (p->t_first == tf && p->op < op)) {
 			op = p->op;
@@ -49,7 +49,7 @@ bool loc_mem_both_sequences(const struct an_rank *rk)
 	for (i = 0; i < rk->nsubs; i++) {
 		const struct an_progress *p = &rk->subs[i];
 
-		if (!p->from_mem || !p->op || (p->nsteps && p->done >= p->nsteps))
+		if (!p->from_mem || !p->op || !sub_open(p))
 			continue;
 		if (an_coll_op(p->op))
 			coll = true;

@@ -628,6 +628,13 @@ bool attacher_step_hooks_active(const struct attacher *a, pid_t pid)
 	return hmap_get(&a->step_links, hkey3((uint64_t)pid, 0, 0)) != NULL;
 }
 
+static void step_links_free(struct step_links *sl)
+{
+	ulink_destroy_all(sl->links, sl->n);
+	free(sl->links);
+	free(sl);
+}
+
 int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 			   char *err, size_t errlen)
 {
@@ -661,9 +668,7 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 	if (!ret)
 		ret = hmap_put(&a->step_links, key, sl);
 	if (ret) {
-		ulink_destroy_all(sl->links, sl->n);
-		free(sl->links);
-		free(sl);
+		step_links_free(sl);
 		return ret;
 	}
 	for (i = 0, j = 0; i < sl->n; i++)
@@ -671,27 +676,23 @@ int attacher_step_hooks_on(struct attacher *a, pid_t pid, uint64_t now_ns,
 	return j;
 }
 
-static void step_links_free(struct step_links *sl)
-{
-	ulink_destroy_all(sl->links, sl->n);
-	free(sl->links);
-	free(sl);
-}
-
-/* moves N links to the end of ALL (*NALL of them); false: no memory */
-static bool links_take(struct ulink **all, int *nall, struct ulink *links, int n)
+/*
+ * moves the *N links to the end of ALL (*NALL of them) and sets *N to 0;
+ * without memory they stay where they are (destroyed with their owner)
+ */
+static void links_take(struct ulink **all, int *nall, struct ulink *links, int *n)
 {
 	struct ulink *grown;
 
-	if (!n)
-		return true;
-	grown = realloc(*all, (*nall + n) * sizeof(**all));
+	if (!*n)
+		return;
+	grown = realloc(*all, (*nall + *n) * sizeof(**all));
 	if (!grown)
-		return false;
-	memcpy(grown + *nall, links, n * sizeof(*links));
+		return;
+	memcpy(grown + *nall, links, *n * sizeof(*links));
 	*all = grown;
-	*nall += n;
-	return true;
+	*nall += *n;
+	*n = 0;
 }
 
 void attacher_step_hooks_off(struct attacher *a, const uint32_t *pids, size_t n,
@@ -709,8 +710,7 @@ void attacher_step_hooks_off(struct attacher *a, const uint32_t *pids, size_t n,
 			continue;
 		if (now_ns > sl->since_ns)
 			a->step_attach_ns += now_ns - sl->since_ns;
-		if (links_take(&all, &nall, sl->links, sl->n))
-			sl->n = 0;
+		links_take(&all, &nall, sl->links, &sl->n);
 		step_links_free(sl);
 	}
 	ulink_destroy_all(all, nall);
@@ -848,8 +848,7 @@ void attacher_free(struct attacher *a)
 	 */
 	while (hmap_next(&a->step_links, &it, &k, &v)) {
 		sl = v;
-		if (links_take(&all, &nall, sl->links, sl->n))
-			sl->n = 0;
+		links_take(&all, &nall, sl->links, &sl->n);
 		step_links_free(sl);
 	}
 	hmap_free(&a->step_links);
@@ -860,8 +859,7 @@ void attacher_free(struct attacher *a)
 	for (i = 0; i < a->nlibs; i++) {
 		if (!a->libs[i])
 			continue;
-		if (links_take(&all, &nall, a->libs[i]->links, a->libs[i]->nlinks))
-			a->libs[i]->nlinks = 0;
+		links_take(&all, &nall, a->libs[i]->links, &a->libs[i]->nlinks);
 		free_lib(a->libs[i]);
 	}
 	ulink_destroy_all(all, nall);
